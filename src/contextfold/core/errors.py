@@ -1,0 +1,71 @@
+"""The exception tree. Every error names the thing that is wrong and, where it can, what to do.
+
+::
+
+    ContextFoldError
+    ├── MessageFormatError     a chat message that is not valid OpenAI format
+    ├── HistoryError           an append that would break the history's invariants
+    ├── StoreError             a store that cannot be opened, or a session that is missing
+    ├── ViewError              a strategy rendered an invalid view (names strategy and step)
+    ├── ConfigError            a strategy spec or option that cannot be built
+    ├── TokenizerError         a tokenizer that cannot be loaded offline
+    └── ImportFormatError      a recorded trajectory that cannot be read (names file, position)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "ContextFoldError",
+    "HistoryError",
+    "ImportFormatError",
+    "MessageFormatError",
+    "StoreError",
+    "TokenizerError",
+    "ViewError",
+]
+
+
+class ContextFoldError(Exception):
+    """Base class of every error contextfold raises on purpose."""
+
+
+class MessageFormatError(ContextFoldError, ValueError):
+    """A chat message is not valid OpenAI chat format."""
+
+
+class HistoryError(ContextFoldError, ValueError):
+    """An append would break the history's invariants (nothing is written)."""
+
+
+class StoreError(ContextFoldError):
+    """A store cannot be opened or written, or a session does not exist."""
+
+
+class ViewError(ContextFoldError):
+    """A strategy returned a view that breaks an invariant."""
+
+    def __init__(self, strategy: str, step: int | None, problem: str) -> None:
+        where = f"at step {step}" if step is not None else "before any step"
+        super().__init__(f"strategy {strategy!r} rendered an invalid view {where}: {problem}")
+        self.strategy = strategy
+        self.step = step
+        self.problem = problem
+
+
+class ConfigError(ContextFoldError, ValueError):
+    """A strategy spec, model profile or option cannot be resolved."""
+
+
+class TokenizerError(ContextFoldError):
+    """A tokenizer cannot be loaded from local files."""
+
+
+class ImportFormatError(ContextFoldError, ValueError):
+    """A recorded trajectory cannot be read; the message names the file and position."""
+
+    def __init__(self, path: str, position: str, problem: str) -> None:
+        super().__init__(f"{path}: {position}: {problem}")
+        self.path = path
+        self.position = position
+        self.problem = problem

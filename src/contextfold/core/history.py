@@ -1,0 +1,201 @@
+"""The append-only history of one session.
+
+A :class:`Step` is one immutable unit with a stable index: a user message, or one assistant
+message together with the tool results it produced. Each message's token count and content hash
+are computed once, when the step is made, and travel with it (strategies never recount).
+
+A :class:`History` only grows. With a :class:`~contextfold.core.protocols.Store` it writes each
+step through (one transaction per append) before the step becomes visible, so a crash never
+leaves a step in memory that is not on disk; :meth:`History.open` restores a session exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from contextfold.core.errors import HistoryError
+from contextfold.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+    message_text,
+)
+from contextfold.core.tokens import ApproxCounter, TokenCounter, count_messages
+
+if TYPE_CHECKING:
+    from contextfold.core.protocols import Store
+
+__all__ = ["History", "Step", "content_hash", "make_step"]
+
+
+def content_hash(text: str) -> str:
+    """A short stable hash of a message's text (used for dedup)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One immutable unit of history. ``messages[0]`` is the user or assistant message; any
+    further messages are the tool results answering the assistant's calls, in order."""
+
+    index: int
+    messages: tuple[Message, ...]
+    tokens: tuple[int, ...]
+    """Token count of each message (overhead included), computed once."""
+    hashes: tuple[str, ...]
+    """Content hash of each message's text."""
+
+    @property
+    def kind(self) -> Literal["user", "assistant"]:
+        return "user" if isinstance(self.messages[0], UserMessage) else "assistant"
+
+    @property
+    def message(self) -> UserMessage | AssistantMessage:
+        head = self.messages[0]
+        assert isinstance(head, UserMessage | AssistantMessage)
+        return head
+
+    @property
+    def results(self) -> tuple[ToolMessage, ...]:
+        return self.messages[1:]  # type: ignore[return-value]  # checked by make_step
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(self.tokens)
+
+
+def make_step(index: int, messages: Sequence[Message], counter: TokenCounter) -> Step:
+    """Check a step's shape, count its tokens and hash its messages."""
+    _check_shape(index, messages)
+    texts = [message_text(m) for m in messages]
+    return Step(
+        index=index,
+        messages=tuple(messages),
+        tokens=tuple(count_messages(counter, messages)),
+        hashes=tuple(content_hash(t) for t in texts),
+    )
+
+
+def _check_shape(index: int, messages: Sequence[Message]) -> None:
+    if not messages:
+        raise HistoryError(f"step {index} has no messages")
+    head, rest = messages[0], messages[1:]
+    if isinstance(head, UserMessage):
+        if rest:
+            raise HistoryError(f"step {index}: a user step holds exactly one message")
+        return
+    if not isinstance(head, AssistantMessage):
+        raise HistoryError(
+            f"step {index} starts with a {head.role} message; a step starts with a user or "
+            "assistant message (the system message belongs to the History itself)"
+        )
+    calls = [c.id for c in head.tool_calls]
+    if len(set(calls)) != len(calls):
+        raise HistoryError(f"step {index}: the assistant repeats a tool call id")
+    answered = []
+    for m in rest:
+        if not isinstance(m, ToolMessage):
+            raise HistoryError(f"step {index}: after the assistant message only tool results may follow")
+        answered.append(m.tool_call_id)
+    if sorted(answered) != sorted(calls):
+        raise HistoryError(
+            f"step {index}: tool results {answered} do not answer the calls {calls} one to one"
+        )
+
+
+class History:
+    """Append-only steps of one session, optionally written through to a store."""
+
+    def __init__(
+        self,
+        system: SystemMessage | None = None,
+        *,
+        counter: TokenCounter | None = None,
+        store: Store | None = None,
+        session_id: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.counter: TokenCounter = counter or ApproxCounter()
+        self.system = system
+        self.system_tokens = count_messages(self.counter, [system])[0] if system else 0
+        self.meta: dict[str, Any] = dict(meta or {})
+        self.session_id = session_id
+        self._store = store
+        self._steps: list[Step] = []
+        self._latest_user: int | None = None
+        if store is not None:
+            if session_id is None:
+                raise HistoryError("a History with a store needs a session_id")
+            store.create_session(session_id, system=system, counter=self.counter.name, meta=self.meta)
+
+    @classmethod
+    def open(cls, store: Store, session_id: str, *, counter: TokenCounter | None = None) -> History:
+        """Reopen a stored session exactly as it was (steps, counts, hashes, metadata)."""
+        record = store.load_session(session_id)
+        history = cls.__new__(cls)
+        history.counter = counter or ApproxCounter()
+        history.system = record.system
+        history.system_tokens = (
+            count_messages(history.counter, [record.system])[0] if record.system else 0
+        )
+        history.meta = dict(record.meta)
+        history.session_id = session_id
+        history._store = store
+        history._steps = []
+        history._latest_user = None
+        same_counter = record.counter == history.counter.name
+        for step in record.steps:
+            if not same_counter:  # counts were made by another tokenizer: recount in memory
+                step = make_step(step.index, step.messages, history.counter)
+            history._add(step)
+        return history
+
+    def append(self, *messages: Message) -> Step:
+        """Append one step made of ``messages``; returns it. Nothing is written if invalid."""
+        return self.append_step(make_step(len(self._steps), messages, self.counter))
+
+    def append_step(self, step: Step) -> Step:
+        """Append a step built with :func:`make_step` (for example, counted once and shared)."""
+        if step.index != len(self._steps):
+            raise HistoryError(f"step index {step.index} appended at position {len(self._steps)}")
+        if self._store is not None:
+            assert self.session_id is not None
+            self._store.append_step(self.session_id, step)
+        self._add(step)
+        return step
+
+    def _add(self, step: Step) -> None:
+        self._steps.append(step)
+        if step.kind == "user":
+            self._latest_user = step.index
+
+    @property
+    def steps(self) -> Sequence[Step]:
+        """The steps, in order (read-only: never mutate the returned sequence)."""
+        return self._steps
+
+    @property
+    def latest_user_index(self) -> int | None:
+        """Index of the latest user step, or None before the first one."""
+        return self._latest_user
+
+    def messages(self) -> list[Message]:
+        """The whole history as chat messages (system first)."""
+        out: list[Message] = [self.system] if self.system else []
+        for step in self._steps:
+            out.extend(step.messages)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def __getitem__(self, index: int) -> Step:
+        return self._steps[index]
+
+    def __iter__(self) -> Iterator[Step]:
+        return iter(self._steps)

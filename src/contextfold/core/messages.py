@@ -1,0 +1,184 @@
+"""Typed chat messages that round-trip losslessly to and from OpenAI chat dicts.
+
+Four kinds, each a frozen dataclass with a ``role`` literal: :class:`SystemMessage`,
+:class:`UserMessage`, :class:`AssistantMessage` (optional reasoning text and tool calls) and
+:class:`ToolMessage` (a tool result answering one ``tool_call_id``).
+
+``from_openai(to_openai(m)) == m`` for every message, and ``to_openai(from_openai(d)) == d`` for
+every dict in the canonical form :func:`to_openai` writes. Reasoning is written as
+``reasoning_content`` (vLLM, SGLang, DeepSeek); ``reasoning`` (OpenRouter) is accepted on input.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from contextfold.core.errors import MessageFormatError
+
+__all__ = [
+    "AssistantMessage",
+    "Message",
+    "SystemMessage",
+    "ToolCall",
+    "ToolMessage",
+    "UserMessage",
+    "from_openai",
+    "message_text",
+    "to_openai",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call requested by the assistant.
+
+    ``arguments`` is kept as the JSON text the model produced, so nothing is re-serialized;
+    :meth:`parsed_arguments` decodes it.
+    """
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def parsed_arguments(self) -> Any:
+        """The decoded arguments; raises :class:`MessageFormatError` on malformed JSON."""
+        try:
+            return json.loads(self.arguments)
+        except json.JSONDecodeError as exc:
+            raise MessageFormatError(
+                f"tool call {self.id!r} ({self.name}) has malformed JSON arguments: {exc}"
+            ) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    content: str
+    role: Literal["system"] = field(default="system", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    content: str
+    name: str | None = field(default=None, kw_only=True)
+    """Optional participant name (OpenAI ``name``)."""
+    role: Literal["user"] = field(default="user", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = field(default=(), kw_only=True)
+    """Calls to run; each must be answered by a :class:`ToolMessage` with its id."""
+    reasoning: str | None = field(default=None, kw_only=True)
+    """Reasoning text the model returned apart from its reply, if any."""
+    role: Literal["assistant"] = field(default="assistant", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMessage:
+    content: str
+    tool_call_id: str
+    name: str | None = field(default=None, kw_only=True)
+    """Name of the tool that produced the result (optional in the OpenAI format)."""
+    role: Literal["tool"] = field(default="tool", init=False)
+
+
+Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+
+
+def message_text(message: Message) -> str:
+    """All the text a message carries, as one string (what its token count is taken from)."""
+    if isinstance(message, AssistantMessage):
+        parts = [message.reasoning or "", message.content or ""]
+        parts.extend(f"{c.name}({c.arguments})" for c in message.tool_calls)
+        return "\n".join(p for p in parts if p)
+    return message.content
+
+
+def to_openai(message: Message) -> dict[str, Any]:
+    """The message as an OpenAI chat-completions dict (canonical form)."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if isinstance(message, AssistantMessage):
+        if message.tool_calls:
+            out["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in message.tool_calls
+            ]
+        if message.reasoning is not None:
+            out["reasoning_content"] = message.reasoning
+    elif isinstance(message, ToolMessage):
+        out["tool_call_id"] = message.tool_call_id
+    if isinstance(message, UserMessage | ToolMessage) and message.name is not None:
+        out["name"] = message.name
+    return out
+
+
+def from_openai(data: Mapping[str, Any]) -> Message:
+    """Parse an OpenAI chat dict; raises :class:`MessageFormatError` naming what is wrong."""
+    if not isinstance(data, Mapping):
+        raise MessageFormatError(f"a message must be a JSON object, got {type(data).__name__}")
+    role = data.get("role")
+    if role == "system" or role == "developer":
+        return SystemMessage(_text(data, role))
+    if role == "user":
+        return UserMessage(_text(data, role), name=_opt_str(data, "name"))
+    if role == "assistant":
+        content = data.get("content")
+        if content is not None:
+            content = _text(data, role)
+        reasoning = data.get("reasoning_content", data.get("reasoning"))
+        if reasoning is not None and not isinstance(reasoning, str):
+            raise MessageFormatError("assistant 'reasoning_content' must be a string")
+        calls = tuple(_tool_call(c, i) for i, c in enumerate(data.get("tool_calls") or ()))
+        return AssistantMessage(content, tool_calls=calls, reasoning=reasoning)
+    if role == "tool":
+        call_id = data.get("tool_call_id")
+        if not isinstance(call_id, str):
+            raise MessageFormatError("tool message has no string 'tool_call_id'")
+        return ToolMessage(_text(data, role), call_id, name=_opt_str(data, "name"))
+    raise MessageFormatError(
+        f"unknown message role {role!r}; expected system, user, assistant or tool"
+    )
+
+
+def _text(data: Mapping[str, Any], role: str) -> str:
+    """Content as a string; a list of text parts is joined (non-text parts are refused)."""
+    content = data.get("content")
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return ""
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if not (isinstance(part, Mapping) and part.get("type") == "text"):
+                raise MessageFormatError(f"{role} message has a non-text content part: {part!r:.80}")
+            texts.append(str(part.get("text", "")))
+        return "".join(texts)
+    raise MessageFormatError(f"{role} message content must be a string, got {type(content).__name__}")
+
+
+def _opt_str(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise MessageFormatError(f"message field {key!r} must be a string")
+
+
+def _tool_call(raw: Any, position: int) -> ToolCall:
+    if not isinstance(raw, Mapping):
+        raise MessageFormatError(f"tool call #{position} must be an object")
+    fn = raw.get("function", raw)
+    name = fn.get("name") if isinstance(fn, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise MessageFormatError(f"tool call #{position} has no function name")
+    args = fn.get("arguments", "{}")
+    if not isinstance(args, str):
+        args = json.dumps(args, ensure_ascii=False)
+    call_id = raw.get("id")
+    if not isinstance(call_id, str):
+        raise MessageFormatError(f"tool call #{position} ({name}) has no string 'id'")
+    return ToolCall(call_id, name, args)

@@ -1,0 +1,99 @@
+"""Token counting: a small protocol, a documented approximation, and exact local tokenizers.
+
+A :class:`TokenCounter` counts the tokens of a text. A message costs the tokens of its text
+(:func:`~contextfold.core.messages.message_text`) plus :data:`MESSAGE_OVERHEAD` for the chat
+template's role header and end marker (ChatML: ``<|im_start|>role\\n`` ... ``<|im_end|>\\n``).
+
+Counters:
+
+- :class:`ApproxCounter`: no tokenizer; about 4 characters per token for ASCII text (the usual
+  average of GPT-style BPE on English and code) and one token per non-ASCII character (CJK and
+  emoji split into one or more tokens each). Deterministic, allocation-free, fast.
+- :class:`HFTokenizerCounter`: exact, from a local ``tokenizer.json`` (the ``tokenizers`` library).
+- :class:`GGUFTokenizerCounter` (in :mod:`contextfold.core.gguf_tokenizer`): exact, from the
+  vocabulary inside a GGUF model file.
+
+Nothing is ever downloaded: every counter reads local files only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from contextfold.core.errors import TokenizerError
+from contextfold.core.messages import Message, message_text
+
+__all__ = [
+    "MESSAGE_OVERHEAD",
+    "ApproxCounter",
+    "HFTokenizerCounter",
+    "TokenCounter",
+    "count_message",
+    "count_messages",
+]
+
+MESSAGE_OVERHEAD = 4
+"""Tokens a chat template adds around each message (role header, separators, end marker)."""
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens of text. ``name`` identifies the tokenizer (stored with sessions)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        """Token counts of many texts at once (exact counters batch in native code)."""
+        ...
+
+
+class ApproxCounter:
+    """The documented approximation: ceil(ascii_chars / 4) + non-ASCII characters."""
+
+    name = "approx-4cpt"
+
+    def count(self, text: str) -> int:
+        if text.isascii():
+            return (len(text) + 3) // 4
+        non_ascii = sum(1 for ch in text if ord(ch) > 127)
+        return (len(text) - non_ascii + 3) // 4 + non_ascii
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [self.count(t) for t in texts]
+
+
+class HFTokenizerCounter:
+    """Exact counts from a Hugging Face ``tokenizer.json`` on local disk."""
+
+    def __init__(self, path: str | Path, *, tokenizer: Any = None) -> None:
+        if tokenizer is None:
+            from tokenizers import Tokenizer
+
+            file = Path(path)
+            if not file.is_file():
+                raise TokenizerError(f"tokenizer file {file} does not exist (give a tokenizer.json)")
+            try:
+                tokenizer = Tokenizer.from_file(str(file))
+            except Exception as exc:  # the Rust side raises plain Exception
+                raise TokenizerError(f"cannot load tokenizer {file}: {exc}") from exc
+        self._tok = tokenizer
+        self.name = f"hf:{Path(path).name}"
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        encodings = self._tok.encode_batch(list(texts), add_special_tokens=False)
+        return [len(e.ids) for e in encodings]
+
+
+def count_messages(counter: TokenCounter, messages: Sequence[Message]) -> list[int]:
+    """Token counts of messages, each with :data:`MESSAGE_OVERHEAD` added."""
+    counts = counter.count_batch([message_text(m) for m in messages])
+    return [c + MESSAGE_OVERHEAD for c in counts]
+
+
+def count_message(counter: TokenCounter, message: Message) -> int:
+    return count_messages(counter, [message])[0]

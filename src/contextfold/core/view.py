@@ -1,0 +1,159 @@
+"""Views: what the model is shown at one call, with provenance and elisions.
+
+A :class:`View` holds the chat messages to send, each message's token count, its provenance
+(the steps it renders and whether verbatim), and an :class:`Elision` for everything left out.
+:func:`check_view` enforces the invariants every view must keep; :func:`render_checked` runs a
+strategy and checks what it returns, so no invalid view ever reaches a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from contextfold.core.errors import ViewError
+from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
+
+if TYPE_CHECKING:
+    from contextfold.core.history import History
+    from contextfold.core.protocols import Strategy
+
+__all__ = ["Elision", "Provenance", "View", "check_view", "render_checked", "view_of"]
+
+_Fail = Callable[[str], ViewError]
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where one view message comes from."""
+
+    steps: tuple[int, ...]
+    """The history steps it renders; empty for the system message and synthetic notes."""
+    kind: Literal["verbatim", "transformed", "synthetic"] = "verbatim"
+
+
+SYSTEM_PROVENANCE = Provenance((), "verbatim")
+
+
+@dataclass(frozen=True, slots=True)
+class Elision:
+    """Something the view leaves out: what, why, how many tokens, and how to get it back."""
+
+    steps: tuple[int, ...]
+    """The steps whose content is (partly) left out."""
+    reason: str
+    """Short machine-readable cause, e.g. ``"dedup"``, ``"stale"``, ``"window"``, ``"clip"``."""
+    tokens: int
+    """Tokens left out of this view (the original count minus what stands in for it)."""
+    restore: str | None
+    """How to get it back, e.g. ``"restore(step=12)"``; None means it cannot be restored."""
+
+    @property
+    def recoverable(self) -> bool:
+        return self.restore is not None
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """The messages to send at one model call, plus provenance and elisions."""
+
+    messages: tuple[Message, ...]
+    tokens: tuple[int, ...]
+    """Token count of each message (same counter and overhead as the history)."""
+    provenance: tuple[Provenance, ...]
+    elisions: tuple[Elision, ...] = ()
+    strategy: str = field(default="", kw_only=True)
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(self.tokens)
+
+    @property
+    def removed_tokens(self) -> int:
+        return sum(e.tokens for e in self.elisions)
+
+    @property
+    def unrecoverable_tokens(self) -> int:
+        return sum(e.tokens for e in self.elisions if e.restore is None)
+
+
+def render_checked(strategy: Strategy, history: History, budget: int | None = None) -> View:
+    """Render ``history`` with ``strategy`` and check the view; raises :class:`ViewError`."""
+    view = strategy.render(history, budget)
+    check_view(view, history, strategy=strategy.name)
+    return view
+
+
+def check_view(view: View, history: History, *, strategy: str) -> None:
+    """Raise :class:`ViewError` unless the view keeps every invariant.
+
+    - message, token and provenance tuples have the same length;
+    - the system message comes first (when the history has one) and nowhere else;
+    - every tool call is answered by its result right after the calling assistant message, in
+      one contiguous run, and no tool result is an orphan;
+    - the latest user message of the history is present verbatim;
+    - no empty message (a system or user message without text, an assistant message with
+      neither text nor tool calls). An empty *tool result* is allowed: it is a real answer.
+    """
+    step = len(history) - 1 if len(history) else None
+
+    def fail(problem: str) -> ViewError:
+        return ViewError(strategy, step, problem)
+
+    msgs = view.messages
+    if not (len(msgs) == len(view.tokens) == len(view.provenance)):
+        raise fail("messages, tokens and provenance differ in length")
+    if history.system is not None and (not msgs or msgs[0] != history.system):
+        raise fail("the system message is not first")
+    pending: dict[str, int] = {}
+    for pos, msg in enumerate(msgs):
+        _check_message(msg, pos, pending, fail)
+    if pending:
+        raise fail(f"tool calls {sorted(pending)} are not answered")
+    _check_latest_user(view, history, fail)
+
+
+def _check_message(msg: Message, pos: int, pending: dict[str, int], fail: _Fail) -> None:
+    if isinstance(msg, ToolMessage):
+        if pending.pop(msg.tool_call_id, None) is None:
+            raise fail(f"message {pos} is a tool result for {msg.tool_call_id!r}, which no "
+                       "immediately preceding assistant message called")
+        return
+    if pending:
+        raise fail(f"tool calls {sorted(pending)} are not answered before message {pos}")
+    if isinstance(msg, SystemMessage):
+        if pos != 0:
+            raise fail(f"message {pos} is a system message; only the first may be")
+        if not msg.content.strip():
+            raise fail("the system message is empty")
+    elif isinstance(msg, AssistantMessage):
+        if not msg.tool_calls and not (msg.content or "").strip():
+            raise fail(f"message {pos} is an empty assistant message")
+        for call in msg.tool_calls:
+            pending[call.id] = pos
+    elif not msg.content.strip():
+        raise fail(f"message {pos} is an empty user message")
+
+
+def _check_latest_user(view: View, history: History, fail: _Fail) -> None:
+    index = history.latest_user_index
+    if index is None:
+        return
+    wanted = history[index].message
+    for msg, prov in zip(reversed(view.messages), reversed(view.provenance), strict=True):
+        if index in prov.steps and msg == wanted:
+            return
+    raise fail(f"the latest user message (step {index}) is missing")
+
+
+def view_of(
+    messages: Sequence[Message],
+    tokens: Sequence[int],
+    provenance: Sequence[Provenance],
+    elisions: Sequence[Elision] = (),
+    *,
+    strategy: str,
+) -> View:
+    """Build a :class:`View` from any sequences (convenience for strategies)."""
+    return View(tuple(messages), tuple(tokens), tuple(provenance), tuple(elisions), strategy=strategy)
