@@ -100,7 +100,9 @@ def _check_shape(index: int, messages: Sequence[Message]) -> None:
     answered = []
     for m in rest:
         if not isinstance(m, ToolMessage):
-            raise HistoryError(f"step {index}: after the assistant message only tool results may follow")
+            raise HistoryError(
+                f"step {index}: after the assistant message only tool results may follow"
+            )
         answered.append(m.tool_call_id)
     if sorted(answered) != sorted(calls):
         raise HistoryError(
@@ -131,7 +133,9 @@ class History:
         if store is not None:
             if session_id is None:
                 raise HistoryError("a History with a store needs a session_id")
-            store.create_session(session_id, system=system, counter=self.counter.name, meta=self.meta)
+            store.create_session(
+                session_id, system=system, counter=self.counter.name, meta=self.meta
+            )
 
     @classmethod
     def open(cls, store: Store, session_id: str, *, counter: TokenCounter | None = None) -> History:

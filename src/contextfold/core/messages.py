@@ -104,7 +104,11 @@ def to_openai(message: Message) -> dict[str, Any]:
     if isinstance(message, AssistantMessage):
         if message.tool_calls:
             out["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
                 for c in message.tool_calls
             ]
         if message.reasoning is not None:
@@ -155,10 +159,14 @@ def _text(data: Mapping[str, Any], role: str) -> str:
         texts = []
         for part in content:
             if not (isinstance(part, Mapping) and part.get("type") == "text"):
-                raise MessageFormatError(f"{role} message has a non-text content part: {part!r:.80}")
+                raise MessageFormatError(
+                    f"{role} message has a non-text content part: {part!r:.80}"
+                )
             texts.append(str(part.get("text", "")))
         return "".join(texts)
-    raise MessageFormatError(f"{role} message content must be a string, got {type(content).__name__}")
+    raise MessageFormatError(
+        f"{role} message content must be a string, got {type(content).__name__}"
+    )
 
 
 def _opt_str(data: Mapping[str, Any], key: str) -> str | None:

@@ -3,7 +3,7 @@
 - :class:`Strategy`: ``observe(step, history)`` after each append, ``render(history, budget)``
   before each model call.
 - :class:`Store`: persists sessions (system message, metadata, steps).
-- :class:`Model`, :class:`Environment`, :class:`UserSimulator`: live runs (see ``contextfold.agent``).
+- :class:`Model`, :class:`Environment`, :class:`UserSimulator`: live runs.
 """
 
 from __future__ import annotations

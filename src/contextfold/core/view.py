@@ -16,10 +16,18 @@ from contextfold.core.errors import ViewError
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
 
 if TYPE_CHECKING:
-    from contextfold.core.history import History
+    from contextfold.core.history import History, Step
     from contextfold.core.protocols import Strategy
 
-__all__ = ["Elision", "Provenance", "View", "check_view", "render_checked", "view_of"]
+__all__ = [
+    "Elision",
+    "Provenance",
+    "View",
+    "ViewBuilder",
+    "check_view",
+    "render_checked",
+    "view_of",
+]
 
 _Fail = Callable[[str], ViewError]
 
@@ -117,8 +125,10 @@ def check_view(view: View, history: History, *, strategy: str) -> None:
 def _check_message(msg: Message, pos: int, pending: dict[str, int], fail: _Fail) -> None:
     if isinstance(msg, ToolMessage):
         if pending.pop(msg.tool_call_id, None) is None:
-            raise fail(f"message {pos} is a tool result for {msg.tool_call_id!r}, which no "
-                       "immediately preceding assistant message called")
+            raise fail(
+                f"message {pos} is a tool result for {msg.tool_call_id!r}, which no "
+                "immediately preceding assistant message called"
+            )
         return
     if pending:
         raise fail(f"tool calls {sorted(pending)} are not answered before message {pos}")
@@ -156,4 +166,45 @@ def view_of(
     strategy: str,
 ) -> View:
     """Build a :class:`View` from any sequences (convenience for strategies)."""
-    return View(tuple(messages), tuple(tokens), tuple(provenance), tuple(elisions), strategy=strategy)
+    return View(
+        tuple(messages), tuple(tokens), tuple(provenance), tuple(elisions), strategy=strategy
+    )
+
+
+class ViewBuilder:
+    """Accumulates a view's parallel tuples; strategies use it instead of juggling lists."""
+
+    __slots__ = ("elisions", "messages", "provenance", "tokens")
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.tokens: list[int] = []
+        self.provenance: list[Provenance] = []
+        self.elisions: list[Elision] = []
+
+    def add(self, message: Message, tokens: int, provenance: Provenance) -> None:
+        self.messages.append(message)
+        self.tokens.append(tokens)
+        self.provenance.append(provenance)
+
+    def add_system(self, history: History) -> None:
+        if history.system is not None:
+            self.add(history.system, history.system_tokens, SYSTEM_PROVENANCE)
+
+    def add_step(self, step: Step) -> None:
+        """All of a step's messages, verbatim."""
+        prov = Provenance((step.index,))
+        for message, tokens in zip(step.messages, step.tokens, strict=True):
+            self.add(message, tokens, prov)
+
+    def elide(self, elision: Elision) -> None:
+        self.elisions.append(elision)
+
+    def build(self, strategy: str) -> View:
+        return View(
+            tuple(self.messages),
+            tuple(self.tokens),
+            tuple(self.provenance),
+            tuple(self.elisions),
+            strategy=strategy,
+        )

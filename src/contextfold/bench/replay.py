@@ -1,0 +1,209 @@
+"""Replay recorded trajectories through strategies and measure what each would have sent.
+
+For every trajectory, the steps are counted once and shared. Each strategy gets a fresh
+instance and a fresh :class:`~contextfold.core.history.History`; the recorded steps are appended
+one by one (``observe`` after each), and before every recorded assistant step the strategy
+renders the view it would send, which is checked and metered. Render time covers
+``render`` plus the view check, not the one-time token counting of new content.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextfold.core.errors import ContextFoldError, ImportFormatError
+from contextfold.core.history import History, Step
+from contextfold.core.meter import Meter, ModelProfile, PriceTable
+from contextfold.core.protocols import Strategy
+from contextfold.core.tokens import TokenCounter
+from contextfold.core.view import render_checked
+from contextfold.importers.base import Trajectory
+from contextfold.strategies.registry import build_strategy
+
+__all__ = ["ReplayResult", "StrategyResult", "replay", "replay_one"]
+
+StrategySpec = str | Mapping[str, Any]
+
+SUMMARY_KEYS = (
+    "trajectories",
+    "skipped",
+    "prompt_tokens",
+    "peak_context_tokens_mean",
+    "cost_usd",
+    "kv_bytes_peak_mean",
+    "prefix_cache_reuse",
+    "render_ms_median",
+    "render_ms_p99",
+    "removed_tokens",
+    "unrecoverable_tokens",
+)
+
+
+@dataclass(slots=True)
+class StrategyResult:
+    """Everything one strategy produced over a replay."""
+
+    label: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    render_ns: list[int] = field(default_factory=list)
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """The aggregate, with exactly the keys of :data:`SUMMARY_KEYS`."""
+        rows = self.rows
+        prompt = sum(r["prompt_tokens"] for r in rows)
+        reused = sum(r["reused_tokens"] for r in rows)
+        ms = sorted(ns / 1e6 for ns in self.render_ns)
+        return {
+            "trajectories": len(rows),
+            "skipped": self.skipped,
+            "prompt_tokens": prompt,
+            "peak_context_tokens_mean": _mean(r["peak_context_tokens"] for r in rows),
+            "cost_usd": sum(r["cost_usd"] for r in rows),
+            "kv_bytes_peak_mean": _mean(r["kv_bytes_peak"] for r in rows),
+            "prefix_cache_reuse": reused / prompt if prompt else 0.0,
+            "render_ms_median": statistics.median(ms) if ms else 0.0,
+            "render_ms_p99": _percentile(ms, 0.99),
+            "removed_tokens": sum(r["removed_tokens"] for r in rows),
+            "unrecoverable_tokens": sum(r["unrecoverable_tokens"] for r in rows),
+        }
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    strategies: dict[str, StrategyResult]
+    import_errors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """Per strategy: the summary keys plus ``rows`` (one per trajectory)."""
+        return {
+            label: {**res.summary(), "rows": res.rows} for label, res in self.strategies.items()
+        }
+
+
+def replay(
+    items: Iterable[Trajectory | ImportFormatError],
+    specs: Sequence[StrategySpec],
+    *,
+    counter: TokenCounter,
+    profile: ModelProfile,
+    prices: PriceTable,
+    budget: int | None = None,
+    on_trajectory: Callable[[str], None] | None = None,
+) -> ReplayResult:
+    """Replay every trajectory through every strategy. Malformed input is skipped and counted."""
+    labels = [spec_label(s) for s in specs]
+    if len(set(labels)) != len(labels):
+        raise ContextFoldError(f"strategies repeat a label: {labels}")
+    for spec in specs:
+        build_strategy(spec)  # fail fast on a bad spec, before any work
+    result = ReplayResult({label: StrategyResult(label) for label in labels})
+    for item in items:
+        if isinstance(item, ImportFormatError):
+            result.import_errors.append(str(item))
+            for res in result.strategies.values():
+                res.skipped += 1
+        else:
+            _replay_trajectory(item, specs, labels, result, counter, profile, prices, budget)
+        if on_trajectory is not None:
+            on_trajectory(item.id if isinstance(item, Trajectory) else "error")
+    return result
+
+
+def _replay_trajectory(
+    traj: Trajectory,
+    specs: Sequence[StrategySpec],
+    labels: Sequence[str],
+    result: ReplayResult,
+    counter: TokenCounter,
+    profile: ModelProfile,
+    prices: PriceTable,
+    budget: int | None,
+) -> None:
+    try:
+        steps = traj.counted_steps(counter)
+    except ContextFoldError as exc:
+        _skip_all(result, f"{traj.source}: {traj.id}: {exc}")
+        return
+    for spec, label in zip(specs, labels, strict=True):
+        res = result.strategies[label]
+        meter = Meter(prices=prices, profile=profile)
+        try:
+            replay_one(traj, steps, build_strategy(spec), meter, counter=counter, budget=budget)
+        except ContextFoldError as exc:
+            res.skipped += 1
+            res.errors.append(f"{traj.source}: {traj.id}: {exc}")
+            continue
+        res.render_ns.extend(c.render_ns for c in meter.calls)
+        res.rows.append(_row(traj, steps, meter))
+
+
+def replay_one(
+    traj: Trajectory,
+    steps: Sequence[Step],
+    strategy: Strategy,
+    meter: Meter,
+    *,
+    counter: TokenCounter,
+    budget: int | None = None,
+) -> History:
+    """Replay one trajectory through one strategy into ``meter``; returns the final history."""
+    history = History(traj.system, counter=counter)
+    for step in steps:
+        if step.kind == "assistant":
+            start = time.perf_counter_ns()
+            view = render_checked(strategy, history, budget)
+            elapsed = time.perf_counter_ns() - start
+            meter.record_call(view, completion_tokens=step.tokens[0], render_ns=elapsed)
+        history.append_step(step)
+        strategy.observe(step, history)
+    meter.runtime_tokens += int(getattr(strategy, "runtime_tokens", 0))
+    return history
+
+
+def spec_label(spec: StrategySpec) -> str:
+    if isinstance(spec, str):
+        return " ".join(spec.split()) if "\n" not in spec else _type_of(spec)
+    return str(spec.get("type", "?"))
+
+
+def _type_of(text: str) -> str:
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "type":
+            return value.strip()
+    return "?"
+
+
+def _row(traj: Trajectory, steps: Sequence[Step], meter: Meter) -> dict[str, Any]:
+    return {
+        "id": traj.id,
+        "source": traj.source,
+        "steps": len(steps),
+        "outcome": traj.outcome,
+        **meter.summary(),
+        "reused_tokens": sum(c.reused_tokens for c in meter.calls),
+    }
+
+
+def _skip_all(result: ReplayResult, message: str) -> None:
+    result.import_errors.append(message)
+    for res in result.strategies.values():
+        res.skipped += 1
+
+
+def _mean(values: Iterable[float]) -> float:
+    data = list(values)
+    return sum(data) / len(data) if data else 0.0
+
+
+def _percentile(sorted_values: Sequence[float], q: float) -> float:
+    if not sorted_values:
+        return 0.0
+    index = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
+    return sorted_values[index]

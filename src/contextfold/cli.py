@@ -1,0 +1,154 @@
+"""The ``contextfold`` command line (typer + rich)."""
+
+from __future__ import annotations
+
+import json
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from contextfold.core.errors import ContextFoldError
+
+app = typer.Typer(
+    help="Context runtime for long-horizon LLM agents: replay, compare and run strategies.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+StrategyOpt = Annotated[
+    list[str],
+    typer.Option("--strategy", "-s", help="Strategy name, 'name key=value', dotted path or YAML."),
+]
+ProfileOpt = Annotated[
+    str, typer.Option("--model-profile", "-m", help="KV-cache shape and tokenizer of the model.")
+]
+TokenizerOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Token counter: approx, smollm2, PATH.gguf or PATH/tokenizer.json. "
+        "Default: the profile's own."
+    ),
+]
+PricesOpt = Annotated[str, typer.Option(help="Price table: default (CarryOn's) or openai.")]
+
+
+@app.command()
+def replay(
+    paths: Annotated[list[Path], typer.Argument(help="Trajectory files or folders.")],
+    strategy: StrategyOpt = ["full"],  # noqa: B006  (typer reads the default)
+    model_profile: ProfileOpt = "qwen3-8b",
+    budget: Annotated[int | None, typer.Option(help="Context budget in tokens.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
+    tokenizer: TokenizerOpt = None,
+    prices: PricesOpt = "default",
+) -> None:
+    """Replay recorded trajectories through strategies and compare what each would send."""
+    for path in paths:
+        if not path.exists():
+            _fail(f"{path} does not exist")
+    _run_replay(paths, strategy, model_profile, budget, json_out, tokenizer, prices)
+
+
+@app.command()
+def demo(
+    strategy: StrategyOpt = [],  # noqa: B006
+    model_profile: ProfileOpt = "smollm2-135m",
+) -> None:
+    """Replay the sample trajectories that ship with contextfold through every strategy."""
+    from contextfold.strategies.registry import STRATEGIES
+
+    sample = Path(str(resources.files("contextfold") / "data"))
+    _run_replay([sample], strategy or list(STRATEGIES), model_profile, None, None, None, "default")
+
+
+@app.command()
+def strategies() -> None:
+    """List the strategies that can be named by a short name."""
+    from contextfold.strategies.registry import STRATEGIES
+
+    for name, path in STRATEGIES.items():
+        console.print(f"[bold]{name}[/bold]  {path}")
+
+
+@app.command()
+def profiles() -> None:
+    """List the model profiles (KV-cache shape, tokenizer)."""
+    from contextfold.core.meter import PROFILES
+
+    for p in PROFILES.values():
+        console.print(
+            f"[bold]{p.name}[/bold]  layers={p.layers} kv_heads={p.kv_heads} "
+            f"head_dim={p.head_dim} bytes/token={p.kv_bytes_per_token:,} tokenizer={p.tokenizer}"
+        )
+
+
+def _run_replay(
+    paths: list[Path],
+    specs: list[str],
+    profile_name: str,
+    budget: int | None,
+    json_out: Path | None,
+    tokenizer: str | None,
+    prices_name: str,
+) -> None:
+    from contextfold.bench.replay import replay as run
+    from contextfold.bench.report import replay_table
+    from contextfold.core.counters import resolve_counter
+    from contextfold.core.meter import PRICE_TABLES, get_profile
+    from contextfold.importers import iter_trajectories
+
+    try:
+        profile = get_profile(profile_name)
+        counter = resolve_counter(tokenizer or profile.tokenizer)
+        if prices_name not in PRICE_TABLES:
+            _fail(f"unknown price table {prices_name!r}; known: {', '.join(PRICE_TABLES)}")
+        items = list(iter_trajectories(paths))
+        start = time.perf_counter()
+        with _progress() as progress:
+            task = progress.add_task("replaying", total=len(items))
+            result = run(
+                items,
+                specs,
+                counter=counter,
+                profile=profile,
+                prices=PRICE_TABLES[prices_name],
+                budget=budget,
+                on_trajectory=lambda _id: progress.advance(task),
+            )
+        wall = time.perf_counter() - start
+    except ContextFoldError as exc:
+        _fail(str(exc))
+    title = f"replay: {len(items)} trajectories, profile {profile.name}, tokenizer {counter.name}"
+    console.print(replay_table(result, title=title))
+    console.print(f"wall time {wall:.1f} s")
+    for label, res in result.strategies.items():
+        for message in res.errors[:5]:
+            err_console.print(f"[yellow]skipped ({label}):[/yellow] {message}")
+    for message in result.import_errors[:10]:
+        err_console.print(f"[yellow]skipped:[/yellow] {message}")
+    if json_out is not None:
+        json_out.write_text(json.dumps(result.to_json(), indent=1))
+        console.print(f"wrote {json_out}")
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
+
+
+def _fail(message: str) -> NoReturn:
+    err_console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(2)

@@ -1,0 +1,206 @@
+"""Per-session accounting: tokens, cost under cache pricing, KV-cache bytes, prefix reuse.
+
+Prefix-cache reuse follows vLLM's automatic prefix caching: a prompt reuses the longest prefix it
+shares with the previous prompt, counted in whole blocks of :data:`BLOCK_SIZE` tokens. The shared
+prefix is found message by message (equal messages have equal tokens); the first message that
+differs ends it, so a partly equal message counts as not shared (a conservative estimate). When a
+real engine reports its cached tokens, that number is used instead.
+
+Cost of one call under a :class:`PriceTable`: reused tokens at the cache-read price, the other
+whole blocks of the prompt at the cache-write price (they are written to the cache for the next
+call), the last partial block at the uncached input price, completion tokens at the output price.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from contextfold.core.errors import ConfigError
+from contextfold.core.messages import Message
+from contextfold.core.view import View
+
+__all__ = [
+    "BLOCK_SIZE",
+    "PRICE_TABLES",
+    "PROFILES",
+    "CallRecord",
+    "Meter",
+    "ModelProfile",
+    "PriceTable",
+    "get_profile",
+    "shared_prefix_tokens",
+]
+
+BLOCK_SIZE = 16
+"""Prefix-cache block size in tokens (vLLM's default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PriceTable:
+    """USD per million tokens."""
+
+    name: str
+    input: float
+    cache_read: float
+    cache_write: float
+    output: float
+
+
+PRICE_TABLES: dict[str, PriceTable] = {
+    # The nominal prices CarryOn used: cache reads at 0.1x, cache writes at 1.25x the input price.
+    "default": PriceTable("default", input=5.0, cache_read=0.5, cache_write=6.25, output=25.0),
+    # OpenAI-style automatic caching: cached input at a quarter of the price, no write premium.
+    "openai": PriceTable("openai", input=5.0, cache_read=1.25, cache_write=5.0, output=25.0),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelProfile:
+    """The shape of a model's KV cache (from its published config) and its tokenizer."""
+
+    name: str
+    layers: int
+    kv_heads: int
+    head_dim: int
+    dtype_bytes: int = 2
+    tokenizer: str = "approx"
+    """Counter spec for :func:`contextfold.core.counters.resolve_counter`."""
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        return 2 * self.layers * self.kv_heads * self.head_dim * self.dtype_bytes
+
+
+PROFILES: dict[str, ModelProfile] = {
+    p.name: p
+    for p in (
+        # HuggingFaceTB/SmolLM2-135M-Instruct: 30 layers, 9 heads of 64, 3 KV heads, bf16.
+        ModelProfile("smollm2-135m", layers=30, kv_heads=3, head_dim=64, tokenizer="smollm2"),
+        # Qwen/Qwen3-8B: 36 layers, 8 KV heads, head_dim 128, bf16.
+        ModelProfile("qwen3-8b", layers=36, kv_heads=8, head_dim=128),
+        # Qwen/Qwen3-14B: 40 layers, 8 KV heads, head_dim 128.
+        ModelProfile("qwen3-14b", layers=40, kv_heads=8, head_dim=128),
+        # Qwen/Qwen3-32B: 64 layers, 8 KV heads, head_dim 128.
+        ModelProfile("qwen3-32b", layers=64, kv_heads=8, head_dim=128),
+        # meta-llama/Llama-3.1-8B-Instruct: 32 layers, 8 KV heads, head_dim 128.
+        ModelProfile("llama-3.1-8b", layers=32, kv_heads=8, head_dim=128),
+        # meta-llama/Llama-3.1-70B-Instruct: 80 layers, 8 KV heads, head_dim 128.
+        ModelProfile("llama-3.1-70b", layers=80, kv_heads=8, head_dim=128),
+    )
+}
+
+
+def get_profile(name: str) -> ModelProfile:
+    try:
+        return PROFILES[name.lower()]
+    except KeyError:
+        raise ConfigError(f"unknown model profile {name!r}; known: {', '.join(PROFILES)}") from None
+
+
+def shared_prefix_tokens(previous: View | None, current: View) -> int:
+    """Tokens of the leading messages ``current`` shares with ``previous`` (not block-rounded)."""
+    if previous is None:
+        return 0
+    shared = 0
+    old: tuple[Message, ...] = previous.messages
+    for i, (msg, tokens) in enumerate(zip(current.messages, current.tokens, strict=True)):
+        if i >= len(old) or not (old[i] is msg or old[i] == msg):
+            break
+        shared += tokens
+    return shared
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """Measurements of one model call."""
+
+    prompt_tokens: int
+    reused_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    render_ns: int
+    removed_tokens: int
+    unrecoverable_tokens: int
+
+
+@dataclass(slots=True)
+class Meter:
+    """Accumulates :class:`CallRecord` s for one session under one price table and profile."""
+
+    prices: PriceTable = field(default_factory=lambda: PRICE_TABLES["default"])
+    profile: ModelProfile = field(default_factory=lambda: PROFILES["qwen3-8b"])
+    block_size: int = BLOCK_SIZE
+    calls: list[CallRecord] = field(default_factory=list)
+    runtime_tokens: int = 0
+    """Tokens of auxiliary model calls a strategy made (prompt + completion)."""
+    _previous: View | None = None
+
+    def record_call(
+        self,
+        view: View,
+        *,
+        completion_tokens: int,
+        render_ns: int = 0,
+        cached_tokens: int | None = None,
+    ) -> CallRecord:
+        """Account one call that sent ``view``; ``cached_tokens`` overrides the estimate."""
+        prompt = view.total_tokens
+        if cached_tokens is None:
+            shared = shared_prefix_tokens(self._previous, view)
+            cached_tokens = shared // self.block_size * self.block_size
+        self._previous = view
+        record = CallRecord(
+            prompt_tokens=prompt,
+            reused_tokens=min(cached_tokens, prompt),
+            completion_tokens=completion_tokens,
+            cost_usd=self.call_cost(prompt, min(cached_tokens, prompt), completion_tokens),
+            render_ns=render_ns,
+            removed_tokens=view.removed_tokens,
+            unrecoverable_tokens=view.unrecoverable_tokens,
+        )
+        self.calls.append(record)
+        return record
+
+    def call_cost(self, prompt: int, reused: int, completion: int) -> float:
+        written = prompt // self.block_size * self.block_size - reused
+        uncached = prompt - reused - max(written, 0)
+        p = self.prices
+        usd = (
+            reused * p.cache_read
+            + max(written, 0) * p.cache_write
+            + uncached * p.input
+            + completion * p.output
+        )
+        return usd / 1e6
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(c.prompt_tokens for c in self.calls)
+
+    @property
+    def peak_context_tokens(self) -> int:
+        return max((c.prompt_tokens for c in self.calls), default=0)
+
+    @property
+    def kv_bytes_peak(self) -> int:
+        return self.peak_context_tokens * self.profile.kv_bytes_per_token
+
+    @property
+    def prefix_cache_reuse(self) -> float:
+        total = self.prompt_tokens
+        return sum(c.reused_tokens for c in self.calls) / total if total else 0.0
+
+    def summary(self) -> dict[str, float | int]:
+        """The session's totals, as JSON-ready numbers."""
+        return {
+            "calls": len(self.calls),
+            "prompt_tokens": self.prompt_tokens,
+            "peak_context_tokens": self.peak_context_tokens,
+            "completion_tokens": sum(c.completion_tokens for c in self.calls),
+            "runtime_tokens": self.runtime_tokens,
+            "cost_usd": sum(c.cost_usd for c in self.calls),
+            "kv_bytes_peak": self.kv_bytes_peak,
+            "prefix_cache_reuse": self.prefix_cache_reuse,
+            "removed_tokens": sum(c.removed_tokens for c in self.calls),
+            "unrecoverable_tokens": sum(c.unrecoverable_tokens for c in self.calls),
+        }

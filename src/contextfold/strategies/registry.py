@@ -1,0 +1,107 @@
+"""Build strategies from a short name, a dotted path, a dict or YAML.
+
+Every strategy class has a ``Config`` attribute, a pydantic model (a :class:`StrategyConfig`)
+with a ``type`` literal and ``extra="forbid"``; the class is built as ``cls(config)``.
+
+Specs accepted by :func:`build_strategy`:
+
+- a short name from :data:`STRATEGIES` (``"full"``), with optional overrides
+  ``"name key=value key=value"`` (values parsed as YAML scalars);
+- a dotted path to a class, ``"package.module:Class"`` or ``"package.module.Class"``;
+- a dict ``{"type": NAME_OR_PATH, **options}``;
+- YAML text of such a dict, or a path to a ``.yaml``/``.yml`` file holding one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from contextfold.core.errors import ConfigError
+from contextfold.core.protocols import Strategy
+
+__all__ = ["STRATEGIES", "build_strategy", "strategy_class"]
+
+STRATEGIES: dict[str, str] = {
+    "full": "contextfold.strategies.full:FullStrategy",
+}
+"""Short names and the classes they stand for; any dotted path works too."""
+
+_YAML_KEY = re.compile(r"^[A-Za-z_][\w-]*\s*:(\s|$)")
+
+
+def build_strategy(spec: str | Mapping[str, Any] | Strategy) -> Strategy:
+    """Build a strategy from a spec (see the module docstring); raises :class:`ConfigError`."""
+    if isinstance(spec, Strategy):
+        return spec
+    options = _spec_to_dict(spec)
+    kind = options.pop("type", None)
+    if not isinstance(kind, str) or not kind:
+        raise ConfigError(f"strategy spec {spec!r} has no 'type' naming the strategy")
+    cls = strategy_class(kind)
+    config_cls: type[BaseModel] = cls.Config
+    short = kind if kind in STRATEGIES else config_cls.model_fields["type"].default
+    try:
+        config = config_cls.model_validate({"type": short, **options})
+    except ValidationError as exc:
+        raise ConfigError(f"invalid options for strategy {kind!r}:\n{exc}") from exc
+    return cast(Strategy, cls(config))
+
+
+def strategy_class(name: str) -> Any:
+    """The class for a short name or dotted path."""
+    path = STRATEGIES.get(name, name)
+    module_name, sep, attr = path.partition(":")
+    if not sep:
+        module_name, _, attr = path.rpartition(".")
+    if not module_name or not attr:
+        known = ", ".join(sorted(STRATEGIES))
+        raise ConfigError(f"unknown strategy {name!r}; known: {known}; or give a dotted path")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"cannot import strategy {path!r}: {exc}") from exc
+    if not hasattr(cls, "Config"):
+        raise ConfigError(f"{path!r} has no pydantic 'Config' attribute; it is not a strategy")
+    return cls
+
+
+def _spec_to_dict(spec: str | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(spec, Mapping):
+        return dict(spec)
+    text = spec.strip()
+    if text.endswith((".yaml", ".yml")) and "\n" not in text:
+        path = Path(text)
+        if not path.is_file():
+            raise ConfigError(f"strategy config file {path} does not exist")
+        return _yaml_dict(path.read_text(), spec)
+    if "\n" in text or text.startswith("{") or _YAML_KEY.match(text):
+        return _yaml_dict(text, spec)
+    name, *pairs = text.split()
+    return {"type": name, **_overrides(pairs)}
+
+
+def _yaml_dict(text: str, spec: object) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"strategy spec is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"strategy spec {spec!r} must be a mapping with a 'type' key")
+    return data
+
+
+def _overrides(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"strategy override {pair!r} must look like key=value")
+        out[key] = yaml.safe_load(value)
+    return out
