@@ -1,0 +1,65 @@
+"""Hypothesis generators of messages, steps and histories shared by the property tests."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import strategies as st
+
+from contextfold.core.history import History
+from contextfold.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from contextfold.core.tokens import ApproxCounter
+
+text = st.text(st.characters(codec="utf-8"), max_size=40)
+nonblank = text.filter(lambda s: bool(s.strip()))
+names = st.from_regex(r"[a-z_]{1,12}", fullmatch=True)
+json_args = st.dictionaries(names, st.integers() | names, max_size=3).map(json.dumps)
+
+
+@st.composite
+def tool_calls(draw: st.DrawFn, prefix: str = "c") -> tuple[ToolCall, ...]:
+    n = draw(st.integers(0, 3))
+    return tuple(ToolCall(f"{prefix}{i}", draw(names), draw(json_args)) for i in range(n))
+
+
+@st.composite
+def assistant_messages(draw: st.DrawFn, prefix: str = "c") -> AssistantMessage:
+    calls = draw(tool_calls(prefix))
+    content = draw(st.none() | text) if calls else draw(nonblank)
+    return AssistantMessage(content, tool_calls=calls, reasoning=draw(st.none() | text))
+
+
+def messages() -> st.SearchStrategy[Message]:
+    return st.one_of(
+        text.map(SystemMessage),
+        st.builds(UserMessage, text, name=st.none() | names),
+        assistant_messages(),
+        st.builds(ToolMessage, text, names, name=st.none() | names),
+    )
+
+
+@st.composite
+def step_messages(draw: st.DrawFn, index: int) -> tuple[Message, ...]:
+    """One step's messages in a valid shape, with call ids unique to the step."""
+    if draw(st.booleans()):
+        return (UserMessage(draw(nonblank)),)
+    head = draw(assistant_messages(prefix=f"s{index}c"))
+    results = [ToolMessage(draw(text), c.id, name=c.name) for c in head.tool_calls]
+    results = draw(st.permutations(results)) if results else []
+    return (head, *results)
+
+
+@st.composite
+def histories(draw: st.DrawFn, max_steps: int = 30) -> History:
+    system = draw(st.none() | nonblank.map(SystemMessage))
+    history = History(system, counter=ApproxCounter())
+    for i in range(draw(st.integers(0, max_steps))):
+        history.append(*draw(step_messages(i)))
+    return history

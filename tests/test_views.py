@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+
+from contextfold.core.errors import ViewError
+from contextfold.core.history import History
+from contextfold.core.messages import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from contextfold.core.view import Provenance, View, check_view, render_checked
+from contextfold.strategies.full import FullStrategy
+from tests.gen import histories
+
+
+@settings(max_examples=200)
+@given(histories())
+def test_full_view_is_the_history_and_valid(history: History) -> None:
+    view = render_checked(FullStrategy(), history)
+    assert list(view.messages) == history.messages()
+    assert view.total_tokens == history.system_tokens + sum(s.total_tokens for s in history)
+    assert view.elisions == ()
+
+
+@settings(max_examples=100)
+@given(histories())
+def test_incremental_render_equals_fresh_render(history: History) -> None:
+    strategy = FullStrategy()
+    replayed = History(history.system, counter=history.counter)
+    for step in history:
+        render_checked(strategy, replayed)  # render before each append, as an agent does
+        replayed.append_step(step)
+        strategy.observe(step, replayed)
+    assert render_checked(strategy, replayed) == render_checked(FullStrategy(), history)
+
+
+def _history() -> History:
+    h = History(SystemMessage("sys"))
+    h.append(UserMessage("hello"))
+    call = ToolCall("c1", "read", "{}")
+    h.append(AssistantMessage(None, tool_calls=(call,)), ToolMessage("out", "c1"))
+    h.append(UserMessage("again"))
+    return h
+
+
+def _broken(view: View, messages: list[object]) -> View:
+    n = len(messages)
+    return dataclasses.replace(
+        view,
+        messages=tuple(messages),  # type: ignore[arg-type]
+        tokens=(1,) * n,
+        provenance=tuple(Provenance((i,)) for i in range(n)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("mutate", "needle"),
+    [
+        (lambda m: m[1:], "system message is not first"),
+        (lambda m: [*m[:3], *m[4:]], "not answered"),  # the result dropped
+        (lambda m: [*m[:2], *m[3:4], *m[2:3], *m[4:]], "no immediately preceding"),  # swapped
+        (lambda m: m[:-1], r"latest user message \(step 2\) is missing"),
+        (lambda m: [*m, SystemMessage("late")], "only the first may be"),
+        (lambda m: [*m, AssistantMessage("")], "empty assistant message"),
+        (lambda m: [*m[:1], UserMessage("  "), *m[1:]], "empty user message"),
+    ],
+)
+def test_check_view_names_each_violation(mutate: object, needle: str) -> None:
+    history = _history()
+    good = FullStrategy().render(history, None)
+    check_view(good, history, strategy="full")
+    bad = _broken(good, mutate(list(good.messages)))  # type: ignore[operator]
+    # keep the provenance of the latest user message where it still is
+    if good.messages[-1] in bad.messages:
+        pos = bad.messages.index(good.messages[-1])
+        prov = list(bad.provenance)
+        prov[pos] = Provenance((2,) if pos else ())
+        bad = dataclasses.replace(bad, provenance=tuple(prov))
+    with pytest.raises(ViewError, match=needle) as info:
+        check_view(bad, history, strategy="broken")
+    assert info.value.strategy == "broken"
+    assert info.value.step == 2
+    assert "strategy 'broken'" in str(info.value)
+
+
+def test_length_mismatch_is_caught() -> None:
+    history = _history()
+    view = FullStrategy().render(history, None)
+    with pytest.raises(ViewError, match="differ in length"):
+        check_view(dataclasses.replace(view, tokens=view.tokens[:-1]), history, strategy="x")
+
+
+def test_empty_tool_result_is_allowed() -> None:
+    h = History(SystemMessage("sys"))
+    h.append(UserMessage("go"))
+    h.append(AssistantMessage("run", tool_calls=(ToolCall("a", "sh", "{}"),)), ToolMessage("", "a"))
+    render_checked(FullStrategy(), h)
+
+
+class _DropsLatestUser:
+    name = "drops-user"
+
+    def observe(self, step: object, history: object) -> None:
+        pass
+
+    def render(self, history: History, budget: int | None) -> View:
+        view = FullStrategy().render(history, budget)
+        return dataclasses.replace(
+            view,
+            messages=view.messages[:-1],
+            tokens=view.tokens[:-1],
+            provenance=view.provenance[:-1],
+        )
+
+
+def test_render_checked_refuses_an_invalid_strategy() -> None:
+    with pytest.raises(ViewError, match="strategy 'drops-user'.*at step 2"):
+        render_checked(_DropsLatestUser(), _history())
