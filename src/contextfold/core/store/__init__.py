@@ -1,0 +1,36 @@
+"""Session stores: :class:`MemoryStore` (in memory) and :class:`SQLiteStore` (one SQLite file).
+
+Both implement the :class:`~contextfold.core.protocols.Store` protocol and two extras used by the
+live agent, :meth:`~SQLiteStore.record_call` and :meth:`~SQLiteStore.load_calls`, which keep the
+exact messages each model call was sent and the usage it reported.
+
+Messages are stored as the OpenAI dicts :func:`~contextfold.core.messages.to_openai` writes and
+read back with :func:`~contextfold.core.messages.from_openai`, so a loaded step equals the one
+appended (messages, token counts, hashes, index). Metadata and usage are stored as JSON: they
+must be JSON-serializable and come back as JSON values (a tuple comes back as a list);
+:class:`MemoryStore` applies the same round trip so the two stores behave alike.
+
+:class:`SQLiteStore` durability: the database runs in WAL mode; each append is one
+``BEGIN IMMEDIATE`` transaction that checks the index is next and writes the step. With
+``synchronous="FULL"`` (the default) the WAL is fsynced at every commit, so an append that has
+returned survives a process kill and a power loss; ``"NORMAL"`` survives a process kill but may
+lose the latest commits on power loss, and is faster.
+
+Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`, ``PRAGMA application_id`` =
+:data:`APPLICATION_ID` marks the file as a contextfold store)::
+
+    sessions(session_id PK, system JSON|NULL, counter, meta JSON, created_at)
+    steps(session_id, idx, messages JSON, tokens JSON, hashes JSON, PK(session_id, idx))
+    calls(session_id, call_idx, step_idx, messages JSON, usage JSON, created_at,
+          PK(session_id, call_idx))
+
+Layout: :mod:`._common` holds the helpers both stores share, :mod:`.memory` the memory store,
+:mod:`.sqlite` the SQLite store, :mod:`._sqlite_open` opening a file (checks, pragmas, schema)
+and :mod:`._sqlite_codec` decoding rows read back from it.
+"""
+
+from contextfold.core.store._sqlite_open import APPLICATION_ID, SCHEMA_VERSION
+from contextfold.core.store.memory import MemoryStore
+from contextfold.core.store.sqlite import SQLiteStore
+
+__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "MemoryStore", "SQLiteStore"]

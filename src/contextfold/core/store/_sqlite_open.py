@@ -1,0 +1,127 @@
+"""Opening a :class:`SQLiteStore` file: path checks, connection, pragmas and schema."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import suppress
+from pathlib import Path
+
+from contextfold.core.errors import StoreError
+
+SCHEMA_VERSION = 1
+"""Version of the SQLite schema, kept in ``PRAGMA user_version``."""
+
+APPLICATION_ID = 0x43464C44
+"""``PRAGMA application_id`` of a contextfold store ("CFLD")."""
+
+_SCHEMA = """
+CREATE TABLE sessions (
+    session_id TEXT PRIMARY KEY NOT NULL,
+    system     TEXT,
+    counter    TEXT NOT NULL,
+    meta       TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE steps (
+    session_id TEXT NOT NULL REFERENCES sessions (session_id),
+    idx        INTEGER NOT NULL CHECK (idx >= 0),
+    messages   TEXT NOT NULL,
+    tokens     TEXT NOT NULL,
+    hashes     TEXT NOT NULL,
+    PRIMARY KEY (session_id, idx)
+);
+CREATE TABLE calls (
+    session_id TEXT NOT NULL REFERENCES sessions (session_id),
+    call_idx   INTEGER NOT NULL CHECK (call_idx >= 0),
+    step_idx   INTEGER NOT NULL CHECK (step_idx >= 0),
+    messages   TEXT NOT NULL,
+    usage      TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (session_id, call_idx)
+);
+"""
+
+
+def _check_openable(path: Path) -> None:
+    if path.is_dir():
+        raise StoreError(f"cannot open store {path}: it is a directory; give a file path")
+    if not path.parent.is_dir():
+        raise StoreError(
+            f"cannot open store {path}: directory {path.parent} does not exist; create it first"
+        )
+
+
+def _connect(path: Path, synchronous: str, timeout: float) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise StoreError(
+            f"cannot open store {path}: {exc}; check the path and permissions"
+        ) from exc
+    try:
+        _configure(conn, path, synchronous)
+        _ensure_schema(conn, path)
+    except BaseException as exc:
+        conn.close()
+        if isinstance(exc, sqlite3.DatabaseError):
+            raise StoreError(
+                f"cannot open store {path}: {exc}; it is not a contextfold store (or it is "
+                "corrupt): give the path of a new file or of an existing store"
+            ) from exc
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"cannot open store {path}: {exc}") from exc
+        raise
+    return conn
+
+
+def _configure(conn: sqlite3.Connection, path: Path, synchronous: str) -> None:
+    conn.execute("PRAGMA foreign_keys = ON")
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        raise StoreError(
+            f"cannot open store {path}: SQLite refused WAL mode (journal_mode is {mode!r}); "
+            "use a file on a local disk (for an in-memory store use MemoryStore)"
+        )
+    conn.execute(f"PRAGMA synchronous = {synchronous}")
+
+
+def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
+    """Create the schema in a new file, or check an existing file is a store of this version."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id == 0 and version == 0 and objects == 0:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        else:
+            _check_version(path, app_id, version)
+        conn.execute("COMMIT")
+    except BaseException:
+        _rollback(conn)
+        raise
+
+
+def _check_version(path: Path, app_id: int, version: int) -> None:
+    if app_id != APPLICATION_ID:
+        raise StoreError(
+            f"cannot open store {path}: it is an SQLite database but not a contextfold store; "
+            "give the path of a new file or of an existing store"
+        )
+    if version != SCHEMA_VERSION:
+        newer = "a newer" if version > SCHEMA_VERSION else "an unknown"
+        raise StoreError(
+            f"cannot open store {path}: it has {newer} schema version {version} (this contextfold "
+            f"reads version {SCHEMA_VERSION}); upgrade contextfold"
+        )
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        # sqlite may already have rolled the transaction back itself (disk full, I/O error)
+        with suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")

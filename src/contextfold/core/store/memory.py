@@ -1,0 +1,115 @@
+"""The in-memory session store, :class:`MemoryStore`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from contextfold.core.errors import StoreError
+from contextfold.core.history import Step
+from contextfold.core.messages import Message, SystemMessage
+from contextfold.core.protocols import SessionRecord
+from contextfold.core.store._common import (
+    _call_record,
+    _check_call_step,
+    _check_step,
+    _json_copy,
+    _missing,
+    _not_next,
+    _now,
+)
+
+__all__ = ["MemoryStore"]
+
+
+@dataclass(slots=True)
+class _MemorySession:
+    system: SystemMessage | None
+    counter: str
+    meta: dict[str, Any]
+    steps: list[Step]
+    calls: list[dict[str, Any]]
+
+
+class MemoryStore:
+    """Sessions in a dict: for replay, benchmarks and tests. Nothing survives the process."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, _MemorySession] = {}
+
+    def create_session(
+        self,
+        session_id: str,
+        *,
+        system: SystemMessage | None,
+        counter: str,
+        meta: Mapping[str, Any],
+    ) -> None:
+        if session_id in self._sessions:
+            raise StoreError(f"session {session_id!r} already exists in the memory store")
+        copied = _json_copy(meta, f"metadata of session {session_id!r}")
+        self._sessions[session_id] = _MemorySession(system, counter, copied, [], [])
+
+    def append_step(self, session_id: str, step: Step) -> None:
+        session = self._get(session_id)
+        _check_step(session_id, step)
+        if step.index != len(session.steps):
+            raise _not_next(session_id, step.index, len(session.steps))
+        session.steps.append(step)
+
+    def load_session(self, session_id: str) -> SessionRecord:
+        session = self._get(session_id)
+        return SessionRecord(
+            session_id=session_id,
+            system=session.system,
+            counter=session.counter,
+            steps=list(session.steps),
+            meta=_json_copy(session.meta, "metadata"),
+        )
+
+    def list_sessions(self) -> list[str]:
+        return sorted(self._sessions)
+
+    def record_call(
+        self,
+        session_id: str,
+        *,
+        step: int,
+        messages: Sequence[Message],
+        usage: Mapping[str, int],
+    ) -> None:
+        """Keep the messages one model call was sent and the usage it reported."""
+        session = self._get(session_id)
+        _check_call_step(session_id, step)
+        copied = _json_copy(usage, f"usage of a call in session {session_id!r}")
+        record = _call_record(len(session.calls), step, list(messages), copied, _now())
+        session.calls.append(record)
+
+    def load_calls(self, session_id: str) -> list[dict[str, Any]]:
+        """The recorded calls in order: dicts with call, step, messages, usage, created_at."""
+        session = self._get(session_id)
+        return [
+            {**c, "messages": list(c["messages"]), "usage": dict(c["usage"])} for c in session.calls
+        ]
+
+    def close(self) -> None:
+        """Nothing to release (for symmetry with :class:`SQLiteStore`)."""
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _get(self, session_id: str) -> _MemorySession:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise _missing(session_id, "the memory store")
+        return session

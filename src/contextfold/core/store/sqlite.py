@@ -1,0 +1,239 @@
+"""The SQLite session store, :class:`SQLiteStore` (one file, WAL mode)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+from contextfold.core.errors import StoreError
+from contextfold.core.history import Step
+from contextfold.core.messages import Message, SystemMessage, to_openai
+from contextfold.core.protocols import SessionRecord
+from contextfold.core.store._common import (
+    _check_call_step,
+    _check_step,
+    _dumps,
+    _missing,
+    _not_next,
+    _now,
+)
+from contextfold.core.store._sqlite_codec import _Decoder
+from contextfold.core.store._sqlite_open import _check_openable, _connect, _rollback
+
+__all__ = ["SQLiteStore"]
+
+
+class SQLiteStore:
+    """Sessions in one SQLite file (WAL mode, one transaction per append).
+
+    Threads: the connection is opened with sqlite3's default ``check_same_thread=True``, so a
+    store must be used from the thread that opened it (sqlite3 raises otherwise, which becomes a
+    :class:`StoreError`). Open one store per thread or process instead: WAL lets readers run
+    beside a writer, and ``BEGIN IMMEDIATE`` plus a busy timeout serialize the writers.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        synchronous: Literal["NORMAL", "FULL"] = "FULL",
+        timeout: float = 10.0,
+    ) -> None:
+        if synchronous not in ("NORMAL", "FULL"):
+            raise StoreError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
+        self.path = Path(path)
+        self.synchronous = synchronous
+        _check_openable(self.path)
+        self._conn: sqlite3.Connection | None = _connect(self.path, synchronous, timeout)
+
+    # -- lifecycle
+
+    def close(self) -> None:
+        """Close the connection (idempotent); later calls raise :class:`StoreError`."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._conn is None else "open"
+        return f"SQLiteStore({str(self.path)!r}, synchronous={self.synchronous!r}) [{state}]"
+
+    # -- Store protocol
+
+    def create_session(
+        self,
+        session_id: str,
+        *,
+        system: SystemMessage | None,
+        counter: str,
+        meta: Mapping[str, Any],
+    ) -> None:
+        system_json = None if system is None else _dumps(to_openai(system), "system message")
+        meta_json = _dumps(dict(meta), f"metadata of session {session_id!r}")
+        with self._transaction(f"create session {session_id!r}") as conn:
+            if _session_exists(conn, session_id):
+                raise StoreError(f"session {session_id!r} already exists in {self.path}")
+            conn.execute(
+                "INSERT INTO sessions (session_id, system, counter, meta, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (session_id, system_json, counter, meta_json, _now()),
+            )
+
+    def append_step(self, session_id: str, step: Step) -> None:
+        _check_step(session_id, step)
+        row = (
+            session_id,
+            step.index,
+            _dumps([to_openai(m) for m in step.messages], f"step {step.index}"),
+            _dumps(list(step.tokens), f"token counts of step {step.index}"),
+            _dumps(list(step.hashes), f"hashes of step {step.index}"),
+        )
+        with self._transaction(f"append step {step.index} to session {session_id!r}") as conn:
+            self._require_session(conn, session_id)
+            expected = _next_index(conn, "steps", "idx", session_id)
+            if step.index != expected:
+                raise _not_next(session_id, step.index, expected)
+            conn.execute(
+                "INSERT INTO steps (session_id, idx, messages, tokens, hashes)"
+                " VALUES (?, ?, ?, ?, ?)",
+                row,
+            )
+
+    def load_session(self, session_id: str) -> SessionRecord:
+        with self._reading(f"load session {session_id!r}") as conn:
+            head = conn.execute(
+                "SELECT system, counter, meta FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if head is None:
+                raise _missing(session_id, str(self.path))
+            rows = conn.execute(
+                "SELECT idx, messages, tokens, hashes FROM steps WHERE session_id = ? ORDER BY idx",
+                (session_id,),
+            ).fetchall()
+        system_json, counter, meta_json = head
+        where = f"session {session_id!r}"
+        decoder = _Decoder(self.path)
+        return SessionRecord(
+            session_id=session_id,
+            system=decoder.decode_system(system_json, where),
+            counter=counter,
+            steps=decoder.decode_steps(rows, session_id),
+            meta=decoder.decode_object(meta_json, f"{where}: metadata"),
+        )
+
+    def list_sessions(self) -> list[str]:
+        with self._reading("list sessions") as conn:
+            rows = conn.execute("SELECT session_id FROM sessions").fetchall()
+        return sorted(r[0] for r in rows)
+
+    # -- calls (extras for the live agent)
+
+    def record_call(
+        self,
+        session_id: str,
+        *,
+        step: int,
+        messages: Sequence[Message],
+        usage: Mapping[str, int],
+    ) -> None:
+        """Keep the messages one model call was sent and the usage it reported (one transaction).
+
+        ``step`` is the index of the step the call produced (it may not be appended yet).
+        """
+        _check_call_step(session_id, step)
+        where = f"a call in session {session_id!r}"
+        messages_json = _dumps([to_openai(m) for m in messages], f"messages of {where}")
+        usage_json = _dumps(dict(usage), f"usage of {where}")
+        with self._transaction(f"record {where}") as conn:
+            self._require_session(conn, session_id)
+            call_idx = _next_index(conn, "calls", "call_idx", session_id)
+            conn.execute(
+                "INSERT INTO calls (session_id, call_idx, step_idx, messages, usage, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, call_idx, step, messages_json, usage_json, _now()),
+            )
+
+    def load_calls(self, session_id: str) -> list[dict[str, Any]]:
+        """The recorded calls in order: dicts with call, step, messages, usage, created_at."""
+        with self._reading(f"load the calls of session {session_id!r}") as conn:
+            self._require_session(conn, session_id)
+            rows = conn.execute(
+                "SELECT call_idx, step_idx, messages, usage, created_at FROM calls"
+                " WHERE session_id = ? ORDER BY call_idx",
+                (session_id,),
+            ).fetchall()
+        decoder = _Decoder(self.path)
+        return [decoder.decode_call(row, session_id) for row in rows]
+
+    # -- connection and transactions
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"the store {self.path} is closed; open a new SQLiteStore")
+        return self._conn
+
+    @contextmanager
+    def _reading(self, what: str) -> Iterator[sqlite3.Connection]:
+        """Run reads, turning sqlite errors into a StoreError naming the file."""
+        conn = self._db()
+        try:
+            yield conn
+        except (sqlite3.Error, UnicodeError) as exc:
+            raise self._failed(what, exc) from exc
+
+    @contextmanager
+    def _transaction(self, what: str) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any error."""
+        conn = self._db()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise self._failed(what, exc) from exc
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            _rollback(conn)
+            if isinstance(exc, sqlite3.Error | UnicodeError):
+                raise self._failed(what, exc) from exc
+            raise
+
+    def _failed(self, what: str, exc: Exception) -> StoreError:
+        hint = ""
+        if isinstance(exc, sqlite3.DatabaseError) and "malformed" in str(exc):
+            hint = "; the file is corrupt: check it with PRAGMA integrity_check or restore a copy"
+        elif isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            hint = "; another process holds the write lock: retry, or use one writer per file"
+        return StoreError(f"{self.path}: could not {what}: {exc}{hint}")
+
+    def _require_session(self, conn: sqlite3.Connection, session_id: str) -> None:
+        if not _session_exists(conn, session_id):
+            raise _missing(session_id, str(self.path))
+
+
+def _session_exists(conn: sqlite3.Connection, session_id: str) -> bool:
+    row = conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+    return row is not None
+
+
+def _next_index(conn: sqlite3.Connection, table: str, column: str, session_id: str) -> int:
+    """The next index of a session in a table (indices are contiguous from 0)."""
+    row = conn.execute(
+        f"SELECT COALESCE(MAX({column}) + 1, 0) FROM {table} WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return int(row[0])
