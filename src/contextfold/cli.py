@@ -109,8 +109,8 @@ def _run_replay(
         counter = resolve_counter(tokenizer or profile.tokenizer)
         if prices_name not in PRICE_TABLES:
             _fail(f"unknown price table {prices_name!r}; known: {', '.join(PRICE_TABLES)}")
-        items = list(iter_trajectories(paths))
         start = time.perf_counter()
+        items = list(iter_trajectories(paths))
         with _progress() as progress:
             task = progress.add_task("replaying", total=len(items))
             result = run(
@@ -127,12 +127,12 @@ def _run_replay(
         _fail(str(exc))
     title = f"replay: {len(items)} trajectories, profile {profile.name}, tokenizer {counter.name}"
     console.print(replay_table(result, title=title))
-    console.print(f"wall time {wall:.1f} s")
+    console.print(f"wall time {wall:.2f} s (reading, counting, rendering, metering)")
     for label, res in result.strategies.items():
         for message in res.errors[:5]:
-            err_console.print(f"[yellow]skipped ({label}):[/yellow] {message}")
+            err_console.print(f"[yellow]skipped ({label}):[/yellow] {message}", soft_wrap=True)
     for message in result.import_errors[:10]:
-        err_console.print(f"[yellow]skipped:[/yellow] {message}")
+        err_console.print(f"[yellow]skipped:[/yellow] {message}", soft_wrap=True)
     if json_out is not None:
         json_out.write_text(json.dumps(result.to_json(), indent=1))
         console.print(f"wrote {json_out}")
@@ -150,5 +150,5 @@ def _progress() -> Progress:
 
 
 def _fail(message: str) -> NoReturn:
-    err_console.print(f"[red]error:[/red] {message}")
+    err_console.print(f"[red]error:[/red] {message}", soft_wrap=True)
     raise typer.Exit(2)
