@@ -1,0 +1,149 @@
+"""contextfold: a context runtime for long-horizon LLM agents.
+
+The history is append-only; a :class:`Strategy` renders a :class:`View` of it before every model
+call, recording an :class:`Elision` for everything it leaves out. Everything a user needs is
+importable from here; the submodules are implementation detail.
+
+Errors (see :mod:`contextfold.core.errors`)::
+
+    ContextFoldError
+    ├── MessageFormatError, HistoryError, StoreError, ViewError
+    ├── ConfigError, TokenizerError, ImportFormatError
+"""
+
+from __future__ import annotations
+
+from contextfold.bench.replay import ReplayResult, StrategyResult, replay, replay_one
+from contextfold.core.counters import resolve_counter
+from contextfold.core.errors import (
+    ConfigError,
+    ContextFoldError,
+    HistoryError,
+    ImportFormatError,
+    MessageFormatError,
+    StoreError,
+    TokenizerError,
+    ViewError,
+)
+from contextfold.core.gguf_tokenizer import GGUFTokenizerCounter, smollm2_gguf_path
+from contextfold.core.history import History, Step, content_hash, make_step
+from contextfold.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    from_openai,
+    message_text,
+    to_openai,
+)
+from contextfold.core.meter import (
+    PRICE_TABLES,
+    PROFILES,
+    CallRecord,
+    Meter,
+    ModelProfile,
+    PriceTable,
+    get_profile,
+)
+from contextfold.core.protocols import (
+    Completion,
+    Environment,
+    Model,
+    SessionRecord,
+    Store,
+    Strategy,
+    Usage,
+    UserSimulator,
+)
+from contextfold.core.store import MemoryStore, SQLiteStore
+from contextfold.core.tokens import (
+    MESSAGE_OVERHEAD,
+    ApproxCounter,
+    HFTokenizerCounter,
+    TokenCounter,
+    count_messages,
+)
+from contextfold.core.view import (
+    Elision,
+    Provenance,
+    View,
+    ViewBuilder,
+    check_view,
+    render_checked,
+)
+from contextfold.importers import iter_trajectories, load_file
+from contextfold.importers.base import Trajectory
+from contextfold.strategies.base import StrategyConfig
+from contextfold.strategies.full import FullStrategy
+from contextfold.strategies.registry import STRATEGIES, build_strategy
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MESSAGE_OVERHEAD",
+    "PRICE_TABLES",
+    "PROFILES",
+    "STRATEGIES",
+    "ApproxCounter",
+    "AssistantMessage",
+    "CallRecord",
+    "Completion",
+    "ConfigError",
+    "ContextFoldError",
+    "Elision",
+    "Environment",
+    "FullStrategy",
+    "GGUFTokenizerCounter",
+    "HFTokenizerCounter",
+    "History",
+    "HistoryError",
+    "ImportFormatError",
+    "MemoryStore",
+    "Message",
+    "MessageFormatError",
+    "Meter",
+    "Model",
+    "ModelProfile",
+    "PriceTable",
+    "Provenance",
+    "ReplayResult",
+    "SQLiteStore",
+    "SessionRecord",
+    "Step",
+    "Store",
+    "StoreError",
+    "Strategy",
+    "StrategyConfig",
+    "StrategyResult",
+    "SystemMessage",
+    "TokenCounter",
+    "TokenizerError",
+    "ToolCall",
+    "ToolMessage",
+    "Trajectory",
+    "Usage",
+    "UserMessage",
+    "UserSimulator",
+    "View",
+    "ViewBuilder",
+    "ViewError",
+    "__version__",
+    "build_strategy",
+    "check_view",
+    "content_hash",
+    "count_messages",
+    "from_openai",
+    "get_profile",
+    "iter_trajectories",
+    "load_file",
+    "make_step",
+    "message_text",
+    "render_checked",
+    "replay",
+    "replay_one",
+    "resolve_counter",
+    "smollm2_gguf_path",
+    "to_openai",
+]

@@ -130,6 +130,7 @@ class History:
         self._store = store
         self._steps: list[Step] = []
         self._latest_user: int | None = None
+        self._counted: dict[Message, int] = {}
         if store is not None:
             if session_id is None:
                 raise HistoryError("a History with a store needs a session_id")
@@ -152,6 +153,7 @@ class History:
         history._store = store
         history._steps = []
         history._latest_user = None
+        history._counted = {}
         same_counter = record.counter == history.counter.name
         for step in record.steps:
             if not same_counter:  # counts were made by another tokenizer: recount in memory
@@ -177,6 +179,14 @@ class History:
         self._steps.append(step)
         if step.kind == "user":
             self._latest_user = step.index
+
+    def count(self, message: Message) -> int:
+        """Tokens of a message a strategy made (a stub, a note), counted once per distinct
+        message with this history's counter; overhead included, as for steps."""
+        tokens = self._counted.get(message)
+        if tokens is None:
+            tokens = self._counted[message] = count_messages(self.counter, [message])[0]
+        return tokens
 
     @property
     def steps(self) -> Sequence[Step]:

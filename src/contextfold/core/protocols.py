@@ -25,6 +25,7 @@ __all__ = [
     "SessionRecord",
     "Store",
     "Strategy",
+    "ToolProvider",
     "Usage",
     "UserSimulator",
 ]
@@ -43,6 +44,23 @@ class Strategy(Protocol):
 
     def render(self, history: History, budget: int | None) -> View:
         """The view to send now. Must not mutate ``history``; ``budget`` is in tokens."""
+        ...
+
+
+@runtime_checkable
+class ToolProvider(Protocol):
+    """A strategy that offers the agent tools of its own (``restore``, ``recall``).
+
+    The agent loop exposes :meth:`tools` to the model next to the environment's tools and routes
+    calls to those names to :meth:`call_tool`; the result is an ordinary tool result step.
+    """
+
+    def tools(self) -> list[dict[str, Any]]:
+        """OpenAI function-tool schemas."""
+        ...
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any], history: History) -> str:
+        """Run one of the strategy's tools; bad arguments give an error text, never raise."""
         ...
 
 
@@ -100,10 +118,17 @@ class Completion:
 
 @runtime_checkable
 class Model(Protocol):
-    """A chat model."""
+    """A chat model. ``tools`` are OpenAI function-tool schemas; usage is reported per call."""
+
+    @property
+    def name(self) -> str: ...
 
     def complete(
-        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = ()
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]] = (),
+        *,
+        max_tokens: int | None = None,
     ) -> Completion: ...
 
 

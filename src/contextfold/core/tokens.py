@@ -74,13 +74,16 @@ class HFTokenizerCounter:
 
             file = Path(path)
             if not file.is_file():
-                raise TokenizerError(f"tokenizer file {file} does not exist (give a tokenizer.json)")
+                raise TokenizerError(
+                    f"tokenizer file {file} does not exist (give a tokenizer.json)"
+                )
             try:
                 tokenizer = Tokenizer.from_file(str(file))
             except Exception as exc:  # the Rust side raises plain Exception
                 raise TokenizerError(f"cannot load tokenizer {file}: {exc}") from exc
         self._tok = tokenizer
-        self.name = f"hf:{Path(path).name}"
+        file = Path(path)
+        self.name = f"hf:{file.parent.name}/{file.name}" if file.parent.name else f"hf:{file.name}"
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
         if not texts:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from contextfold.core.protocols import Strategy
 
 __all__ = [
+    "SYSTEM_PROVENANCE",
     "Elision",
     "Provenance",
     "View",
@@ -97,7 +98,8 @@ def check_view(view: View, history: History, *, strategy: str) -> None:
     """Raise :class:`ViewError` unless the view keeps every invariant.
 
     - message, token and provenance tuples have the same length;
-    - the system message comes first (when the history has one) and nowhere else;
+    - the system message comes first (when the history has one; a strategy may append
+      instructions to it) and nowhere else;
     - every tool call is answered by its result right after the calling assistant message, in
       one contiguous run, and no tool result is an orphan;
     - the latest user message of the history is present verbatim;
@@ -112,7 +114,7 @@ def check_view(view: View, history: History, *, strategy: str) -> None:
     msgs = view.messages
     if not (len(msgs) == len(view.tokens) == len(view.provenance)):
         raise fail("messages, tokens and provenance differ in length")
-    if history.system is not None and (not msgs or msgs[0] != history.system):
+    if history.system is not None and not _system_first(msgs, history.system):
         raise fail("the system message is not first")
     pending: dict[str, int] = {}
     for pos, msg in enumerate(msgs):
@@ -120,6 +122,13 @@ def check_view(view: View, history: History, *, strategy: str) -> None:
     if pending:
         raise fail(f"tool calls {sorted(pending)} are not answered")
     _check_latest_user(view, history, fail)
+
+
+def _system_first(msgs: Sequence[Message], system: SystemMessage) -> bool:
+    """The view opens with the history's system message (a strategy may append to it)."""
+    return bool(msgs) and isinstance(msgs[0], SystemMessage) and (
+        msgs[0] is system or msgs[0].content.startswith(system.content)
+    )
 
 
 def _check_message(msg: Message, pos: int, pending: dict[str, int], fail: _Fail) -> None:
