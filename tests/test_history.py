@@ -59,8 +59,10 @@ def test_steps_have_stable_indices_counts_and_hashes() -> None:
     history = History(SystemMessage("system prompt"), counter=counter)
     a = history.append(UserMessage("read a.py"))
     b = history.append(AssistantMessage(None, tool_calls=(CALL,)), ToolMessage("x = 1\n", "c1"))
-    c = history.append(AssistantMessage("again", tool_calls=(ToolCall("c2", "read", "{}"),)),
-                       ToolMessage("x = 1\n", "c2"))
+    c = history.append(
+        AssistantMessage("again", tool_calls=(ToolCall("c2", "read", "{}"),)),
+        ToolMessage("x = 1\n", "c2"),
+    )
     assert [s.index for s in history] == [0, 1, 2]
     assert (a.kind, b.kind) == ("user", "assistant")
     assert b.results == (ToolMessage("x = 1\n", "c1"),)
@@ -78,8 +80,9 @@ def test_results_may_come_in_any_order_and_latest_user_is_tracked() -> None:
     assert history.latest_user_index is None
     calls = (ToolCall("a", "f", "{}"), ToolCall("b", "g", "{}"))
     history.append(UserMessage("go"))
-    history.append(AssistantMessage(None, tool_calls=calls), ToolMessage("2", "b"),
-                   ToolMessage("1", "a"))
+    history.append(
+        AssistantMessage(None, tool_calls=calls), ToolMessage("2", "b"), ToolMessage("1", "a")
+    )
     assert history.latest_user_index == 0
 
 

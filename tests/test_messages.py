@@ -46,11 +46,16 @@ def test_accepts_openrouter_reasoning_and_dict_arguments() -> None:
             "tool_calls": [{"id": "a", "name": "f", "arguments": {"k": 1}}],
         }
     )
-    assert msg == AssistantMessage("x", tool_calls=(ToolCall("a", "f", '{"k": 1}'),), reasoning="why")
+    assert msg == AssistantMessage(
+        "x", tool_calls=(ToolCall("a", "f", '{"k": 1}'),), reasoning="why"
+    )
 
 
 def test_text_parts_are_joined() -> None:
-    data = {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    data = {
+        "role": "user",
+        "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+    }
     assert from_openai(data) == UserMessage("ab")
 
 

@@ -54,7 +54,7 @@ def test_kv_bytes_follow_the_profile() -> None:
 
 
 def test_unknown_profile_lists_known_ones() -> None:
-    with pytest.raises(ConfigError, match="unknown model profile 'gpt-9'.*qwen3-8b"):
+    with pytest.raises(ConfigError, match=r"unknown model profile .gpt-9..*qwen3-8b"):
         get_profile("gpt-9")
 
 
@@ -62,7 +62,9 @@ def test_summary_removed_and_unrecoverable() -> None:
     from contextfold.core.view import Elision
 
     view = View(
-        (SystemMessage("s"),), (10,), (Provenance(()),),
+        (SystemMessage("s"),),
+        (10,),
+        (Provenance(()),),
         (Elision((1,), "dedup", 30, "restore(step=1)"), Elision((2,), "window", 12, None)),
     )
     meter = Meter()

@@ -24,8 +24,11 @@ def _session(n_reads: int) -> list[dict[str, object]]:
         {"role": "user", "content": "Fix the bug in a.py."},
     ]
     for i in range(n_reads):
-        call = {"id": f"c{i}", "type": "function",
-                "function": {"name": "read", "arguments": '{"path": "a.py"}'}}
+        call = {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "read", "arguments": '{"path": "a.py"}'},
+        }
         msgs.append({"role": "assistant", "content": f"reading {i}", "tool_calls": [call]})
         msgs.append({"role": "tool", "tool_call_id": f"c{i}", "content": "x = 1\n" * 40})
     msgs.append({"role": "assistant", "content": "done"})
@@ -40,8 +43,11 @@ def _write_jsonl(path: Path, sessions: list[list[dict[str, object]]]) -> Path:
 def test_replay_meters_every_assistant_step(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "runs.jsonl", [_session(3), _session(5)])
     result = replay(
-        iter_trajectories([path]), ["full"], counter=ApproxCounter(),
-        profile=get_profile("qwen3-8b"), prices=PRICE_TABLES["default"],
+        iter_trajectories([path]),
+        ["full"],
+        counter=ApproxCounter(),
+        profile=get_profile("qwen3-8b"),
+        prices=PRICE_TABLES["default"],
     )
     res = result.strategies["full"]
     assert [r["calls"] for r in res.rows] == [4, 6]  # one call per recorded assistant step
@@ -53,7 +59,10 @@ def test_replay_meters_every_assistant_step(tmp_path: Path) -> None:
     # full history only appends: each call reuses the previous prompt, in whole 16-token blocks
     assert 0.5 < summary["prefix_cache_reuse"] < 1
     row = res.rows[1]
-    assert row["kv_bytes_peak"] == row["peak_context_tokens"] * get_profile("qwen3-8b").kv_bytes_per_token
+    assert (
+        row["kv_bytes_peak"]
+        == row["peak_context_tokens"] * get_profile("qwen3-8b").kv_bytes_per_token
+    )
 
 
 def test_first_prompt_is_system_plus_task(tmp_path: Path) -> None:
@@ -61,8 +70,13 @@ def test_first_prompt_is_system_plus_task(tmp_path: Path) -> None:
     [traj] = [t for t in iter_trajectories([path]) if isinstance(t, Trajectory)]
     counter = ApproxCounter()
     steps = traj.counted_steps(counter)
-    result = replay([traj], ["full"], counter=counter, profile=get_profile("qwen3-8b"),
-                    prices=PRICE_TABLES["default"])
+    result = replay(
+        [traj],
+        ["full"],
+        counter=counter,
+        profile=get_profile("qwen3-8b"),
+        prices=PRICE_TABLES["default"],
+    )
     row = result.strategies["full"].rows[0]
     history = traj.to_history(counter)
     first_prompt = history.system_tokens + steps[0].total_tokens
@@ -76,8 +90,13 @@ def test_malformed_input_is_skipped_and_counted(tmp_path: Path) -> None:
     path.write_text(json.dumps(_session(2)) + "\n{not json\n" + json.dumps(_session(1)) + "\n")
     items = list(iter_trajectories([path]))
     assert sum(isinstance(i, ImportFormatError) for i in items) == 1
-    result = replay(items, ["full"], counter=ApproxCounter(), profile=get_profile("qwen3-8b"),
-                    prices=PRICE_TABLES["default"])
+    result = replay(
+        items,
+        ["full"],
+        counter=ApproxCounter(),
+        profile=get_profile("qwen3-8b"),
+        prices=PRICE_TABLES["default"],
+    )
     assert result.strategies["full"].summary()["skipped"] == 1
     assert len(result.strategies["full"].rows) == 2
     assert "line 2" in result.import_errors[0]

@@ -120,5 +120,5 @@ class _DropsLatestUser:
 
 
 def test_render_checked_refuses_an_invalid_strategy() -> None:
-    with pytest.raises(ViewError, match="strategy 'drops-user'.*at step 2"):
+    with pytest.raises(ViewError, match=r"strategy 'drops-user'.*at step 2"):
         render_checked(_DropsLatestUser(), _history())
