@@ -122,3 +122,45 @@ class _DropsLatestUser:
 def test_render_checked_refuses_an_invalid_strategy() -> None:
     with pytest.raises(ViewError, match=r"strategy 'drops-user'.*at step 2"):
         render_checked(_DropsLatestUser(), _history())
+
+
+class _Scripted:
+    """Returns the views it is given, in order (to drive the incremental check)."""
+
+    name = "scripted"
+
+    def __init__(self, views: list[View]) -> None:
+        self.views = views
+
+    def observe(self, step: object, history: object) -> None:
+        pass
+
+    def render(self, history: History, budget: int | None) -> View:
+        return self.views.pop(0)
+
+
+def test_incremental_check_still_catches_a_bad_tail_and_a_bad_prefix() -> None:
+    history = _history()
+    good = FullStrategy().render(history, None)
+    bad_tail = dataclasses.replace(
+        good,
+        messages=(*good.messages, AssistantMessage("")),
+        tokens=(*good.tokens, 1),
+        provenance=(*good.provenance, Provenance((2,))),
+    )
+    strategy = _Scripted([good, bad_tail])
+    render_checked(strategy, history)
+    with pytest.raises(ViewError, match="empty assistant message"):
+        render_checked(strategy, history)
+    # the prefix changes (the tool result is dropped): the check starts again from the top
+    msgs = list(good.messages)
+    no_result = dataclasses.replace(
+        good,
+        messages=(*msgs[:3], *msgs[4:]),
+        tokens=good.tokens[:3] + good.tokens[4:],
+        provenance=good.provenance[:3] + good.provenance[4:],
+    )
+    strategy = _Scripted([good, no_result])
+    render_checked(strategy, history)
+    with pytest.raises(ViewError, match="not answered"):
+        render_checked(strategy, history)

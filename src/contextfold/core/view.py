@@ -8,6 +8,8 @@ strategy and checks what it returns, so no invalid view ever reaches a model.
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -88,9 +90,20 @@ class View:
 
 
 def render_checked(strategy: Strategy, history: History, budget: int | None = None) -> View:
-    """Render ``history`` with ``strategy`` and check the view; raises :class:`ViewError`."""
+    """Render ``history`` with ``strategy`` and check the view; raises :class:`ViewError`.
+
+    The check is incremental: the part of the view that repeats the strategy's previous checked
+    view of the same history (compared in C, by identity first) is not walked again, so a
+    strategy that only appends costs O(new messages) in Python per call.
+    """
     view = strategy.render(history, budget)
-    check_view(view, history, strategy=strategy.name)
+    try:
+        previous = _CHECKED.get(strategy)
+    except TypeError:  # not weak-referenceable: check in full
+        previous = None
+    checked = _check(view, history, strategy.name, previous)
+    with contextlib.suppress(TypeError):
+        _CHECKED[strategy] = checked
     return view
 
 
@@ -106,6 +119,23 @@ def check_view(view: View, history: History, *, strategy: str) -> None:
     - no empty message (a system or user message without text, an assistant message with
       neither text nor tool calls). An empty *tool result* is allowed: it is a real answer.
     """
+    _check(view, history, strategy, None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """What a successful check leaves for the next one."""
+
+    history: weakref.ref[History]
+    messages: tuple[Message, ...]
+    user: tuple[int, int] | None
+    """(step index, view position) of the latest user message found."""
+
+
+_CHECKED: weakref.WeakKeyDictionary[object, _Checked] = weakref.WeakKeyDictionary()
+
+
+def _check(view: View, history: History, strategy: str, previous: _Checked | None) -> _Checked:
     step = len(history) - 1 if len(history) else None
 
     def fail(problem: str) -> ViewError:
@@ -116,12 +146,23 @@ def check_view(view: View, history: History, *, strategy: str) -> None:
         raise fail("messages, tokens and provenance differ in length")
     if history.system is not None and not _system_first(msgs, history.system):
         raise fail("the system message is not first")
+    start = _unchanged_prefix(msgs, history, previous)
     pending: dict[str, int] = {}
-    for pos, msg in enumerate(msgs):
-        _check_message(msg, pos, pending, fail)
+    for pos in range(start, len(msgs)):
+        _check_message(msgs[pos], pos, pending, fail)
     if pending:
         raise fail(f"tool calls {sorted(pending)} are not answered")
-    _check_latest_user(view, history, fail)
+    user = _check_latest_user(view, history, fail, previous if start else None, start)
+    return _Checked(weakref.ref(history), msgs, user)
+
+
+def _unchanged_prefix(msgs: tuple[Message, ...], history: History, prev: _Checked | None) -> int:
+    """How many leading messages were already checked (a valid view ends with nothing pending,
+    so the previous view as a whole is a safe place to resume)."""
+    if prev is None or prev.history() is not history:
+        return 0
+    n = len(prev.messages)
+    return n if len(msgs) >= n and msgs[:n] == prev.messages else 0
 
 
 def _system_first(msgs: Sequence[Message], system: SystemMessage) -> bool:
@@ -155,14 +196,19 @@ def _check_message(msg: Message, pos: int, pending: dict[str, int], fail: _Fail)
         raise fail(f"message {pos} is an empty user message")
 
 
-def _check_latest_user(view: View, history: History, fail: _Fail) -> None:
+def _check_latest_user(
+    view: View, history: History, fail: _Fail, prev: _Checked | None, start: int
+) -> tuple[int, int] | None:
     index = history.latest_user_index
     if index is None:
-        return
+        return None
+    known = prev.user if prev is not None else None
+    if known is not None and known[0] == index and known[1] < start:
+        return known  # its position lies in the unchanged, already checked prefix
     wanted = history[index].message
-    for msg, prov in zip(reversed(view.messages), reversed(view.provenance), strict=True):
-        if index in prov.steps and msg == wanted:
-            return
+    for pos in range(len(view.messages) - 1, -1, -1):
+        if index in view.provenance[pos].steps and view.messages[pos] == wanted:
+            return index, pos
     raise fail(f"the latest user message (step {index}) is missing")
 
 
