@@ -30,6 +30,9 @@ __all__ = ["STRATEGIES", "build_strategy", "strategy_class"]
 
 STRATEGIES: dict[str, str] = {
     "full": "contextfold.strategies.full:FullStrategy",
+    "mask": "contextfold.strategies.mask:MaskStrategy",
+    "refold": "contextfold.strategies.refold:RefoldStrategy",
+    "supersede": "contextfold.strategies.supersede:SupersedeStrategy",
 }
 """Short names and the classes they stand for; any dotted path works too."""
 

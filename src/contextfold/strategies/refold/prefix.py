@@ -1,0 +1,155 @@
+"""Rendering of the settled prefix (the steps before the boundary) with ReFold's operators.
+
+Per step, in order: a user step stays verbatim; an agent step marked stale becomes a one-line
+note carrying its PROGRESS text (fold); otherwise each tool output is shown in full when the
+agent restored it, else replaced by a stub when masking is on (mask), when a later step re-ran
+the same call (supersede), or when an earlier output already shows the same text (dedup), and
+else shortened where runs of lines repeat an earlier output (span dedup). Every stub names the
+step and ``restore(step=N)``: nothing removed here is unrecoverable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from contextfold.core.history import History
+from contextfold.core.messages import AssistantMessage, Message, ToolMessage
+from contextfold.core.view import Elision, Provenance, ViewBuilder
+from contextfold.strategies.refold.spans import SeenOutputs
+from contextfold.strategies.supersede import superseded_stub
+
+__all__ = ["Entry", "Operators", "PrefixRenderer", "SessionState", "label"]
+
+Entry = tuple[Message, int, Provenance]
+"""One view message with its token count and provenance."""
+
+
+@dataclass(frozen=True, slots=True)
+class Operators:
+    fold: bool = True
+    supersede: bool = True
+    mask: bool = False
+    dedup: bool = True
+    spans: bool = True
+    min_run: int = 8
+
+
+@dataclass(slots=True)
+class SessionState:
+    """What refold learns from the history as it grows (reset for another history)."""
+
+    stale: set[int] = field(default_factory=set)
+    progress: dict[int, str] = field(default_factory=dict)
+    restored: set[int] = field(default_factory=set)
+    keys: dict[tuple[int, str], str] = field(default_factory=dict)
+    """Resource key of each (step, tool call id)."""
+    latest: dict[str, int] = field(default_factory=dict)
+    """Latest step that ran each resource key."""
+    malformed_markers: int = 0
+
+
+def label(step: int, message: ToolMessage) -> ToolMessage:
+    """The output labelled with its step number, so stubs and restores can point at it."""
+    return ToolMessage(f"[step {step}]\n{message.content}", message.tool_call_id, name=message.name)
+
+
+def _restore(step: int) -> str:
+    return f"restore(step={step})"
+
+
+class PrefixRenderer:
+    """Renders one step at a time for the settled prefix; kept for the whole session.
+
+    Outputs shown in full are indexed for dedup. Steps are first rendered in order; a step is
+    rendered again when it is folded, restored or superseded later, and then leaves the index
+    if it is no longer shown in full: the steps whose stubs pointed to it are returned, to be
+    rendered again too, so a dedup stub always points to an output the view shows.
+    """
+
+    def __init__(self, history: History, state: SessionState, ops: Operators) -> None:
+        self.history, self.state, self.ops = history, state, ops
+        self.seen = SeenOutputs(min_run=ops.min_run)
+        self._pointers: dict[int, set[int]] = {}  # step -> steps whose stubs point to it
+
+    def render(self, step: int, entries: Sequence[Entry]) -> tuple[ViewBuilder, set[int]]:
+        """The settled rendering of one step, and the steps to render again because they
+        pointed at this one and it is no longer shown in full."""
+        out = ViewBuilder()
+        self.seen.forget(step)
+        if self._folds(step):
+            self._fold(step, entries, out)
+        else:
+            for entry in entries:
+                self._entry(step, entry, out)
+        if step in self.seen.indexed:
+            return out, set()
+        return out, self._pointers.pop(step, set())
+
+    def _folds(self, step: int) -> bool:
+        state = self.state
+        return (
+            self.ops.fold
+            and step in state.stale
+            and step not in state.restored
+            and self.history[step].kind == "assistant"
+        )
+
+    def _fold(self, step: int, entries: Sequence[Entry], out: ViewBuilder) -> None:
+        head = self.history[step].message
+        summary = self.state.progress.get(step) or _first_line(head.content) or "(no summary)"
+        note = AssistantMessage(f"[step {step} folded] {summary}")
+        tokens = self.history.count(note)
+        out.add(note, tokens, Provenance((step,), "transformed"))
+        removed = sum(t for _, t, _ in entries) - tokens
+        out.elide(Elision((step,), "fold", max(removed, 0), _restore(step)))
+
+    def _entry(self, step: int, entry: Entry, out: ViewBuilder) -> None:
+        msg, tokens, prov = entry
+        if not isinstance(msg, ToolMessage):
+            out.add(msg, tokens, prov)
+            return
+        stub, reason = self._stub(step, msg)
+        if stub is None:
+            if self.ops.dedup or self.ops.spans:
+                self.seen.add(step, msg.content)
+            shown = label(step, msg)
+            out.add(shown, self.history.count(shown), Provenance((step,), "transformed"))
+            return
+        kept = self.history.count(stub)
+        out.add(stub, kept, Provenance(prov.steps, "transformed"))
+        out.elide(Elision((step,), reason, max(tokens - kept, 0), _restore(step)))
+
+    def _stub(self, step: int, msg: ToolMessage) -> tuple[ToolMessage | None, str]:
+        state, ops = self.state, self.ops
+        if step in state.restored:
+            return None, ""
+        if ops.mask:  # before supersede: a masked output's stub never changes afterwards
+            lines = msg.content.count("\n") + 1
+            text = f"[step {step}] output omitted ({lines} lines); {_restore(step)} shows it"
+            return _stub(msg, text), "mask"
+        newer = state.latest.get(state.keys.get((step, msg.tool_call_id), ""), -1)
+        if ops.supersede and newer > step:
+            return _stub(msg, superseded_stub(step, newer, msg.name)), "supersede"
+        same = self.seen.whole(msg.content) if ops.dedup else None
+        if same is not None and same != step and msg.content:
+            self._pointers.setdefault(same, set()).add(step)
+            text = f"[step {step}] same output as step {same}; {_restore(step)} shows it"
+            return _stub(msg, text), "dedup"
+        spans = self.seen.spans(msg.content, exclude=step) if ops.spans else None
+        if spans is not None:
+            for source in spans.sources:
+                self._pointers.setdefault(source, set()).add(step)
+            return _stub(msg, f"[step {step}]\n{spans.text}"), "dedup-span"
+        return None, ""
+
+
+def _stub(original: ToolMessage, text: str) -> ToolMessage:
+    return ToolMessage(text, original.tool_call_id, name=original.name)
+
+
+def _first_line(text: str | None) -> str:
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()[:200]
+    return ""

@@ -1,0 +1,52 @@
+"""The ``restore`` tool: any step's original content, verbatim, from the history."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from contextfold.core.history import History
+
+__all__ = ["RESTORE_TOOL", "restore_text"]
+
+RESTORE_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "restore",
+        "description": (
+            "Show again, verbatim, the output of an earlier step that was folded, omitted or "
+            "deduplicated. The step number is in its [step N] label or stub."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"step": {"type": "integer", "description": "The step number."}},
+            "required": ["step"],
+        },
+    },
+}
+
+
+def restore_text(arguments: Mapping[str, Any], history: History) -> tuple[str, int | None]:
+    """The original content of the step named in ``arguments``, and its index (None on error).
+
+    A step with one tool output gives that output exactly; several are each headed with
+    their tool name; a step without outputs gives its message text.
+    """
+    step = arguments.get("step")
+    if isinstance(step, str) and step.strip().isdigit():
+        step = int(step)
+    if not isinstance(step, int) or isinstance(step, bool):
+        return "error: restore needs an integer 'step', e.g. restore(step=12)", None
+    if not 0 <= step < len(history):
+        return f"error: there is no step {step}; steps are numbered 0 to {len(history) - 1}", None
+    found = history[step]
+    results = found.results
+    if len(results) == 1:
+        return results[0].content, step
+    if results:
+        parts = [
+            f"[result {k + 1} of {len(results)}: {r.name or 'tool'}]\n{r.content}"
+            for k, r in enumerate(results)
+        ]
+        return "\n".join(parts), step
+    return found.message.content or "", step

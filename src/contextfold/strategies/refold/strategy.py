@@ -1,0 +1,334 @@
+"""``refold``: ReFold's reversible rendering layer (arXiv 2610.07863), made cache-aware.
+
+The history stays whole; only the rendering shrinks. A boundary splits the steps: those after it
+are shown in full (labelled ``[step N]``), those before it are rendered once, at the advance
+that settled them, by :class:`~contextfold.strategies.refold.prefix.PrefixRenderer` (fold,
+supersede, mask, dedup), and then kept byte-identical until the next advance, so a server's
+prefix cache keeps hitting. The last ``window`` steps are always in full.
+
+The boundary may advance once ``every`` steps have passed it beyond the window. With
+``advance: fixed`` it always does (ReFold's chunked rendering). With ``advance: cost`` it does
+when the price table says the saving pays for the rewrite: an advance changes the prompt from
+the first re-rendered message on, and under cache pricing that suffix is written to the cache
+again; the saving is the tokens it removes, read at the cache-read price on each later call
+(assumed as many as the calls made so far). A view over the budget always forces an advance.
+
+Every removal is restorable: the agent gets a ``restore`` tool (step number) that returns the
+original content verbatim, and the step is shown in full from the next advance on.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field
+
+from contextfold.core.errors import ConfigError
+from contextfold.core.history import History, Step
+from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
+from contextfold.core.meter import PRICE_TABLES
+from contextfold.core.view import SYSTEM_PROVENANCE, Elision, Provenance, View, ViewBuilder
+from contextfold.strategies.base import StrategyConfig
+from contextfold.strategies.refold.markers import INSTRUCTIONS, parse_markers
+from contextfold.strategies.refold.prefix import (
+    Entry,
+    Operators,
+    PrefixRenderer,
+    SessionState,
+    label,
+)
+from contextfold.strategies.refold.restore import RESTORE_TOOL, restore_text
+from contextfold.strategies.supersede import resource_key
+
+__all__ = ["RefoldConfig", "RefoldStrategy"]
+
+_Entries = Callable[[int], Sequence[Entry]]
+"""The messages of one step as the renderer should see them (raw, or from an upstream view)."""
+
+
+class RefoldConfig(StrategyConfig):
+    type: Literal["refold"] = "refold"
+    every: int = Field(3, ge=1, description="Steps the boundary waits before it may advance (k).")
+    window: int = Field(2, ge=1, description="Most recent steps always shown in full.")
+    advance: Literal["fixed", "cost"] = "cost"
+    prices: str = Field("default", description="Price table the cost rule uses.")
+    horizon: int = Field(
+        40, ge=1, description="Calls the cost rule expects at least to follow an advance."
+    )
+    fold: bool = True
+    supersede: bool = True
+    mask: bool = Field(True, description="Settled outputs become restorable stubs.")
+    dedup: bool = True
+    spans: bool = True
+    min_run: int = Field(8, ge=2, description="Shortest run of repeated lines to dedup.")
+    instructions: bool = Field(True, description="Ask the agent for PROGRESS/STALE lines.")
+
+
+class RefoldStrategy:
+    """Chunked, reversible rendering; also a chain member (``apply``) and a tool provider."""
+
+    Config = RefoldConfig
+
+    def __init__(self, config: RefoldConfig | None = None) -> None:
+        self.config = cfg = config or RefoldConfig()
+        if cfg.prices not in PRICE_TABLES:
+            raise ConfigError(
+                f"refold: unknown price table {cfg.prices!r}; known: {', '.join(PRICE_TABLES)}"
+            )
+        self.name = "refold"
+        self.ops = Operators(cfg.fold, cfg.supersede, cfg.mask, cfg.dedup, cfg.spans, cfg.min_run)
+        self._history: History | None = None
+
+    def _reset(self, history: History) -> None:
+        self._history = history
+        self._state = SessionState()
+        self._renderer = PrefixRenderer(history, self._state, self.ops)
+        self._observed = 0
+        self._steps: list[ViewBuilder] = []  # settled rendering of each step rendered so far
+        self._sources: list[Sequence[Entry]] = []  # what each was rendered from
+        self._dirty: set[int] = set()  # rendered steps whose rendering is out of date
+        self._changed: set[int] = set()  # steps rendered again since the last advance
+        self._prefix = _Prefix.start(self._system(history))
+        self._tail: dict[int, list[Entry]] = {}
+        self._calls = 0
+        self.advances = self.forced_advances = 0
+
+    # -- protocol ------------------------------------------------------------------------
+    def observe(self, step: Step, history: History) -> None:
+        self._sync(history)
+
+    def render(self, history: History, budget: int | None) -> View:
+        self._sync(history)
+        return self._render(budget, self._step_entries)
+
+    def apply(self, view: View, history: History, budget: int | None) -> View:
+        """Chain use: render from an upstream view's messages instead of the raw steps."""
+        self._sync(history)
+        groups = _groups(view)
+        self._tail.clear()  # upstream may change any step between calls
+        for i, source in enumerate(self._sources):
+            if tuple(groups.get(i, ())) != tuple(source):
+                self._dirty.add(i)
+        return self._render(budget, lambda i: groups.get(i, []))
+
+    def tools(self) -> list[dict[str, Any]]:
+        return [RESTORE_TOOL]
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any], history: History) -> str:
+        if name != "restore":
+            return f"error: refold has no tool {name!r}; it offers restore(step)"
+        self._sync(history)
+        text, step = restore_text(arguments, history)
+        if step is not None:
+            self._state.restored.add(step)
+            self._mark(step)
+        return text
+
+    # -- what the history says -----------------------------------------------------------
+    def _sync(self, history: History) -> None:
+        if history is not self._history or self._observed > len(history):
+            self._reset(history)
+        for step in history.steps[self._observed :]:
+            self._learn(step)
+        self._observed = len(history)
+
+    def _learn(self, step: Step) -> None:
+        state = self._state
+        head = step.message
+        if not isinstance(head, AssistantMessage):
+            return
+        for call in head.tool_calls:
+            state.keys[step.index, call.id] = key = resource_key(call)
+            older = state.latest.get(key)
+            state.latest[key] = step.index
+            if older is not None and self.ops.supersede:
+                self._mark(older)
+        markers = parse_markers(head.content)
+        state.malformed_markers += markers.malformed
+        if markers.progress:
+            state.progress[step.index] = markers.progress
+        for stale in markers.stale:
+            if stale < step.index and stale not in state.stale:
+                state.stale.add(stale)
+                self._mark(stale)
+
+    def _mark(self, step: int) -> None:
+        if step < len(self._steps):
+            self._dirty.add(step)
+
+    def _step_entries(self, index: int) -> list[Entry]:
+        step = self._history[index]  # type: ignore[index]
+        prov = Provenance((index,))
+        return [(m, t, prov) for m, t in zip(step.messages, step.tokens, strict=True)]
+
+    # -- rendering -----------------------------------------------------------------------
+    def _render(self, budget: int | None, entries: _Entries) -> View:
+        self._calls += 1
+        n = self._observed
+        target = n - self.config.window
+        if target - self._prefix.boundary >= self.config.every:
+            self._consider(target, entries)
+        view = self._view(entries)
+        while budget is not None and view.total_tokens > budget and self._prefix.boundary < n:
+            self.forced_advances += 1
+            self._commit(self._candidate(max(target, self._prefix.boundary + 1), entries))
+            target = self._prefix.boundary
+            view = self._view(entries)
+        return view
+
+    def _consider(self, target: int, entries: _Entries) -> None:
+        candidate = self._candidate(target, entries)
+        if self.config.advance == "fixed" or self._pays(candidate, entries):
+            self._commit(candidate)
+
+    def _candidate(self, target: int, entries: _Entries) -> _Prefix:
+        """The prefix an advance to ``target`` would settle. Step renderings are brought up to
+        date first (they do not depend on the boundary); only the view waits for a commit."""
+        self._rerender_dirty(entries)
+        while len(self._steps) < target:
+            i = len(self._steps)
+            source = entries(i)
+            rendered, _ = self._renderer.render(i, source)
+            self._steps.append(rendered)
+            self._sources.append(source)
+        first_change = min([self._prefix.boundary, *self._changed])
+        return self._prefix.extend(self._steps[:target], target, first_change)
+
+    def _rerender_dirty(self, entries: _Entries) -> None:
+        while self._dirty:
+            step = min(self._dirty)
+            self._dirty.discard(step)
+            self._sources[step] = source = entries(step)
+            self._steps[step], pointed = self._renderer.render(step, source)
+            self._dirty.update(p for p in pointed if p < len(self._steps))
+            self._changed.add(step)
+
+    def _commit(self, prefix: _Prefix) -> None:
+        self._prefix = prefix
+        self._changed.clear()
+        self._tail = {i: e for i, e in self._tail.items() if i >= prefix.boundary}
+        self.advances += 1
+
+    def _pays(self, move: _Prefix, entries: _Entries) -> bool:
+        """Advance when the reads it saves over the calls still expected (as many as were made
+        so far) outweigh writing the changed suffix to the cache again now."""
+        stay = self._prefix.total + self._tail_tokens(self._prefix.boundary, entries)
+        moved = move.total + self._tail_tokens(move.boundary, entries)
+        saving = stay - moved
+        if saving <= 0:
+            return False
+        p = PRICE_TABLES[self.config.prices]
+        rewrite = (moved - move.shared) * (p.cache_write - p.cache_read)
+        horizon = max(self._calls + 1, self.config.horizon)
+        return rewrite < horizon * saving * p.cache_read
+
+    def _system(self, history: History) -> Entry | None:
+        if not self.config.instructions:
+            sys = history.system
+            return (sys, history.system_tokens, SYSTEM_PROVENANCE) if sys else None
+        base = history.system.content + "\n\n" if history.system else ""
+        system = SystemMessage(base + INSTRUCTIONS)
+        return system, history.count(system), SYSTEM_PROVENANCE
+
+    def _view(self, entries: _Entries) -> View:
+        tail = self._tail_entries(self._prefix.boundary, entries)
+        p = self._prefix
+        return View(
+            (*p.messages, *(e[0] for e in tail)),
+            (*p.tokens, *(e[1] for e in tail)),
+            (*p.provenance, *(e[2] for e in tail)),
+            p.elisions,
+            strategy=self.name,
+        )
+
+    def _tail_entries(self, start: int, entries: _Entries) -> list[Entry]:
+        history = self._history
+        assert history is not None
+        out: list[Entry] = []
+        for index in range(start, self._observed):
+            rendered = self._tail.get(index)
+            if rendered is None:
+                rendered = self._tail[index] = [
+                    _labelled(index, e, history) for e in entries(index)
+                ]
+            out.extend(rendered)
+        return out
+
+    def _tail_tokens(self, start: int, entries: _Entries) -> int:
+        return sum(e[1] for e in self._tail_entries(start, entries))
+
+
+@dataclass(frozen=True, slots=True)
+class _Prefix:
+    """The settled part of the view: system message and steps before ``boundary``."""
+
+    boundary: int
+    system: Entry | None
+    rendered: list[ViewBuilder]
+    messages: tuple[Message, ...]
+    tokens: tuple[int, ...]
+    provenance: tuple[Provenance, ...]
+    elisions: tuple[Elision, ...]
+    step_tokens: list[int]
+    """Tokens of each settled step, for the shared-prefix arithmetic."""
+    shared: int
+    """Tokens this prefix shares with the one it replaced (system plus unchanged steps)."""
+
+    @property
+    def total(self) -> int:
+        return (self.system[1] if self.system else 0) + sum(self.step_tokens)
+
+    @classmethod
+    def start(cls, system: Entry | None) -> _Prefix:
+        head = [system] if system else []
+        return cls(
+            0,
+            system,
+            [],
+            tuple(e[0] for e in head),
+            tuple(e[1] for e in head),
+            tuple(e[2] for e in head),
+            (),
+            [],
+            0,
+        )
+
+    def extend(self, steps: list[ViewBuilder], boundary: int, first_change: int) -> _Prefix:
+        head = [self.system] if self.system else []
+        step_tokens = [sum(b.tokens) for b in steps]
+        shared = (self.system[1] if self.system else 0) + sum(step_tokens[:first_change])
+        chain = itertools.chain
+        return _Prefix(
+            boundary,
+            self.system,
+            steps,
+            (*(e[0] for e in head), *chain.from_iterable(b.messages for b in steps)),
+            (*(e[1] for e in head), *chain.from_iterable(b.tokens for b in steps)),
+            (*(e[2] for e in head), *chain.from_iterable(b.provenance for b in steps)),
+            tuple(chain.from_iterable(b.elisions for b in steps)),
+            step_tokens,
+            shared,
+        )
+
+
+def _labelled(index: int, entry: Entry, history: History) -> Entry:
+    msg, _, prov = entry
+    if not isinstance(msg, ToolMessage):
+        return entry
+    shown = label(index, msg)
+    return shown, history.count(shown), Provenance(prov.steps, "transformed")
+
+
+def _groups(view: View) -> dict[int, list[Entry]]:
+    groups: dict[int, list[Entry]] = {}
+    last = -1
+    for entry in zip(view.messages, view.tokens, view.provenance, strict=True):
+        steps = entry[2].steps
+        if isinstance(entry[0], SystemMessage) and not steps:
+            continue
+        last = steps[0] if steps else last
+        groups.setdefault(last, []).append(entry)
+    return groups
