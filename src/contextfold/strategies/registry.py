@@ -31,6 +31,11 @@ __all__ = ["STRATEGIES", "build_strategy", "strategy_class"]
 STRATEGIES: dict[str, str] = {
     "full": "contextfold.strategies.full:FullStrategy",
     "mask": "contextfold.strategies.mask:MaskStrategy",
+    "window": "contextfold.strategies.window:WindowStrategy",
+    "clip": "contextfold.strategies.clip:ClipStrategy",
+    "prune": "contextfold.strategies.prune:PruneStrategy",
+    "recall": "contextfold.strategies.recall:RecallStrategy",
+    "chain": "contextfold.strategies.chain:ChainStrategy",
     "refold": "contextfold.strategies.refold:RefoldStrategy",
     "supersede": "contextfold.strategies.supersede:SupersedeStrategy",
 }

@@ -22,6 +22,9 @@ class Spans:
     """Steps the pointers point to."""
 
 
+_Key = tuple[int, int]
+"""(step, output number within the step)."""
+
 _MIN_LINE = 4
 """Shorter lines (blank, braces, ``fi``) never start a run: they repeat by chance."""
 
@@ -30,27 +33,30 @@ _MIN_LINE = 4
 class SeenOutputs:
     min_run: int = 8
     _whole: dict[str, int] = field(default_factory=dict)
-    _first: dict[str, tuple[int, int]] = field(default_factory=dict)
-    _lines: dict[int, list[str]] = field(default_factory=dict)
+    _first: dict[str, tuple[_Key, int]] = field(default_factory=dict)
+    _lines: dict[_Key, list[str]] = field(default_factory=dict)
+    _outputs: dict[int, int] = field(default_factory=dict)  # step -> outputs indexed
 
     def add(self, step: int, text: str) -> None:
-        """Record an output displayed in full at ``step``."""
+        """Record an output displayed in full at ``step`` (a step may have several)."""
         self._whole.setdefault(text, step)
-        lines = text.split("\n")
-        self._lines[step] = lines
+        key = (step, self._outputs.get(step, 0))
+        self._outputs[step] = key[1] + 1
+        self._lines[key] = lines = text.split("\n")
         for no, line in enumerate(lines):
             if len(line) >= _MIN_LINE:
-                self._first.setdefault(line, (step, no))
+                self._first.setdefault(line, (key, no))
 
     def forget(self, step: int) -> None:
-        """Stop pointing at ``step`` (its output is no longer shown in full)."""
-        lines = self._lines.pop(step, None)
-        if lines is None:
+        """Stop pointing at ``step`` (its outputs are no longer shown in full)."""
+        count = self._outputs.pop(step, 0)
+        if not count:
             return
         self._whole = {t: s for t, s in self._whole.items() if s != step}
-        for line in set(lines):
-            if self._first.get(line, (-1, 0))[0] == step:
-                del self._first[line]
+        for k in range(count):
+            for line in set(self._lines.pop((step, k))):
+                if self._first.get(line, ((-1, 0), 0))[0][0] == step:
+                    del self._first[line]
 
     def whole(self, text: str) -> int | None:
         """The earliest step displaying exactly ``text``, if any."""
@@ -58,8 +64,8 @@ class SeenOutputs:
 
     @property
     def indexed(self) -> Collection[int]:
-        """Steps whose output is indexed (shown in full)."""
-        return self._lines.keys()
+        """Steps with an output indexed (shown in full)."""
+        return self._outputs.keys()
 
     def spans(self, text: str, *, exclude: int = -1) -> Spans | None:
         """``text`` with runs repeated from another step's output replaced; None if none.
@@ -87,10 +93,10 @@ class SeenOutputs:
 
     def _run_at(self, lines: list[str], k: int, exclude: int) -> tuple[int, int, int] | None:
         hit = self._first.get(lines[k])
-        if hit is None or hit[0] == exclude:
+        if hit is None or hit[0][0] == exclude:
             return None
-        step, start = hit
-        source = self._lines[step]
+        key, start = hit
+        step, source = key[0], self._lines[key]
         length = 0
         while (
             k + length < len(lines)

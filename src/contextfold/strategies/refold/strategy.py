@@ -19,18 +19,16 @@ original content verbatim, and the step is shown in full from the next advance o
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field
 
 from contextfold.core.errors import ConfigError
 from contextfold.core.history import History, Step
-from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
+from contextfold.core.messages import AssistantMessage, SystemMessage, ToolMessage
 from contextfold.core.meter import PRICE_TABLES
-from contextfold.core.view import SYSTEM_PROVENANCE, Elision, Provenance, View, ViewBuilder
+from contextfold.core.view import SYSTEM_PROVENANCE, Provenance, View, ViewBuilder
 from contextfold.strategies.base import StrategyConfig
 from contextfold.strategies.refold.markers import INSTRUCTIONS, parse_markers
 from contextfold.strategies.refold.prefix import (
@@ -41,6 +39,7 @@ from contextfold.strategies.refold.prefix import (
     label,
 )
 from contextfold.strategies.refold.restore import RESTORE_TOOL, restore_text
+from contextfold.strategies.refold.settled import Settled
 from contextfold.strategies.supersede import resource_key
 
 __all__ = ["RefoldConfig", "RefoldStrategy"]
@@ -91,7 +90,7 @@ class RefoldStrategy:
         self._sources: list[Sequence[Entry]] = []  # what each was rendered from
         self._dirty: set[int] = set()  # rendered steps whose rendering is out of date
         self._changed: set[int] = set()  # steps rendered again since the last advance
-        self._prefix = _Prefix.start(self._system(history))
+        self._prefix = Settled.start(self._system(history))
         self._tail: dict[int, list[Entry]] = {}
         self._calls = 0
         self.advances = self.forced_advances = 0
@@ -184,7 +183,7 @@ class RefoldStrategy:
         if self.config.advance == "fixed" or self._pays(candidate, entries):
             self._commit(candidate)
 
-    def _candidate(self, target: int, entries: _Entries) -> _Prefix:
+    def _candidate(self, target: int, entries: _Entries) -> Settled:
         """The prefix an advance to ``target`` would settle. Step renderings are brought up to
         date first (they do not depend on the boundary); only the view waits for a commit."""
         self._rerender_dirty(entries)
@@ -195,7 +194,7 @@ class RefoldStrategy:
             self._steps.append(rendered)
             self._sources.append(source)
         first_change = min([self._prefix.boundary, *self._changed])
-        return self._prefix.extend(self._steps[:target], target, first_change)
+        return self._prefix.extend(self._steps, target, first_change)
 
     def _rerender_dirty(self, entries: _Entries) -> None:
         while self._dirty:
@@ -206,13 +205,13 @@ class RefoldStrategy:
             self._dirty.update(p for p in pointed if p < len(self._steps))
             self._changed.add(step)
 
-    def _commit(self, prefix: _Prefix) -> None:
+    def _commit(self, prefix: Settled) -> None:
         self._prefix = prefix
         self._changed.clear()
         self._tail = {i: e for i, e in self._tail.items() if i >= prefix.boundary}
         self.advances += 1
 
-    def _pays(self, move: _Prefix, entries: _Entries) -> bool:
+    def _pays(self, move: Settled, entries: _Entries) -> bool:
         """Advance when the reads it saves over the calls still expected (as many as were made
         so far) outweigh writing the changed suffix to the cache again now."""
         stay = self._prefix.total + self._tail_tokens(self._prefix.boundary, entries)
@@ -259,59 +258,6 @@ class RefoldStrategy:
 
     def _tail_tokens(self, start: int, entries: _Entries) -> int:
         return sum(e[1] for e in self._tail_entries(start, entries))
-
-
-@dataclass(frozen=True, slots=True)
-class _Prefix:
-    """The settled part of the view: system message and steps before ``boundary``."""
-
-    boundary: int
-    system: Entry | None
-    rendered: list[ViewBuilder]
-    messages: tuple[Message, ...]
-    tokens: tuple[int, ...]
-    provenance: tuple[Provenance, ...]
-    elisions: tuple[Elision, ...]
-    step_tokens: list[int]
-    """Tokens of each settled step, for the shared-prefix arithmetic."""
-    shared: int
-    """Tokens this prefix shares with the one it replaced (system plus unchanged steps)."""
-
-    @property
-    def total(self) -> int:
-        return (self.system[1] if self.system else 0) + sum(self.step_tokens)
-
-    @classmethod
-    def start(cls, system: Entry | None) -> _Prefix:
-        head = [system] if system else []
-        return cls(
-            0,
-            system,
-            [],
-            tuple(e[0] for e in head),
-            tuple(e[1] for e in head),
-            tuple(e[2] for e in head),
-            (),
-            [],
-            0,
-        )
-
-    def extend(self, steps: list[ViewBuilder], boundary: int, first_change: int) -> _Prefix:
-        head = [self.system] if self.system else []
-        step_tokens = [sum(b.tokens) for b in steps]
-        shared = (self.system[1] if self.system else 0) + sum(step_tokens[:first_change])
-        chain = itertools.chain
-        return _Prefix(
-            boundary,
-            self.system,
-            steps,
-            (*(e[0] for e in head), *chain.from_iterable(b.messages for b in steps)),
-            (*(e[1] for e in head), *chain.from_iterable(b.tokens for b in steps)),
-            (*(e[2] for e in head), *chain.from_iterable(b.provenance for b in steps)),
-            tuple(chain.from_iterable(b.elisions for b in steps)),
-            step_tokens,
-            shared,
-        )
 
 
 def _labelled(index: int, entry: Entry, history: History) -> Entry:
