@@ -157,12 +157,24 @@ def _check(view: View, history: History, strategy: str, previous: _Checked | Non
 
 
 def _unchanged_prefix(msgs: tuple[Message, ...], history: History, prev: _Checked | None) -> int:
-    """How many leading messages were already checked (a valid view ends with nothing pending,
-    so the previous view as a whole is a safe place to resume)."""
+    """How many leading messages need no new check: the longest prefix shared with the
+    previous checked view (found by bisection over C-level tuple comparisons), cut back to a
+    position where that valid view had no tool call pending."""
     if prev is None or prev.history() is not history:
         return 0
-    n = len(prev.messages)
-    return n if len(msgs) >= n and msgs[:n] == prev.messages else 0
+    old = prev.messages
+    n = min(len(old), len(msgs))
+    if msgs[:n] == old[:n]:
+        common = n
+    else:
+        lo, hi = 0, n  # msgs[:lo] == old[:lo]; msgs[:hi] != old[:hi]
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if msgs[:mid] == old[:mid] else (lo, mid)
+        common = lo
+    while common < len(old) and common > 0 and isinstance(old[common], ToolMessage):
+        common -= 1
+    return common
 
 
 def _system_first(msgs: Sequence[Message], system: SystemMessage) -> bool:
