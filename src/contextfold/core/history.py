@@ -180,6 +180,11 @@ class History:
         if step.kind == "user":
             self._latest_user = step.index
 
+    @property
+    def store(self) -> Store | None:
+        """The store this history writes through to, if any."""
+        return self._store
+
     def count(self, message: Message) -> int:
         """Tokens of a message a strategy made (a stub, a note), counted once per distinct
         message with this history's counter; overhead included, as for steps."""

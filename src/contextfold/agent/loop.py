@@ -1,0 +1,164 @@
+"""The agent loop: ReAct with native tool calls, a strategy rendering every prompt.
+
+Before every model call the strategy renders a view of the history; the view is checked, metered
+and stored with its usage, so any live run can be replayed and exported later. Tools run and
+their results join the assistant message as one step. A malformed call (bad JSON, unknown tool,
+arguments the tool refuses) becomes an error result the agent sees, and is counted; it never
+crashes the run. A view over the context budget triggers the strategy's forced compaction
+(counted); still over, :class:`~contextfold.core.errors.ContextBudgetError`, with nothing lost.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from contextfold.core.errors import ContextBudgetError
+from contextfold.core.history import History, Step
+from contextfold.core.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from contextfold.core.meter import Meter
+from contextfold.core.protocols import Environment, Model, Strategy, ToolProvider, UserSimulator
+from contextfold.core.view import View, render_checked
+
+__all__ = ["Agent", "AgentResult", "StopReason"]
+
+StopReason = Literal["answered", "user_stop", "max_steps"]
+
+
+@dataclass(slots=True)
+class AgentResult:
+    history: History
+    meter: Meter
+    stop: StopReason
+    tool_calls: int = 0
+    tool_errors: int = 0
+    """Malformed or failed tool calls (bad JSON, unknown tool, tool raised)."""
+    forced_compactions: int = 0
+    views: list[View] = field(default_factory=list)
+
+
+class Agent:
+    """Runs one session: model, strategy, environment and (optionally) a simulated user."""
+
+    def __init__(
+        self,
+        model: Model,
+        strategy: Strategy,
+        env: Environment,
+        *,
+        history: History,
+        user: UserSimulator | None = None,
+        meter: Meter | None = None,
+        max_steps: int = 30,
+        budget: int | None = None,
+        max_tokens: int | None = None,
+        keep_views: bool = False,
+    ) -> None:
+        self.model, self.strategy, self.env, self.user = model, strategy, env, user
+        self.history = history
+        self.budget, self.max_steps, self.max_tokens = budget, max_steps, max_tokens
+        self.result = AgentResult(history, meter or Meter(), "max_steps")
+        self._keep_views = keep_views
+        own = strategy.tools() if isinstance(strategy, ToolProvider) else []
+        self._own = {t["function"]["name"] for t in own}
+        self._tools = [*env.tools(), *own]
+
+    def run(self, task: str | None = None) -> AgentResult:
+        """Run until the agent answers (and no user goes on), the user stops, or the step cap."""
+        if task is not None:
+            self._append(UserMessage(task))
+        for _ in range(self.max_steps):
+            message = self._call_model()
+            self._append(message, *self._run_tools(message.tool_calls))
+            if message.tool_calls:
+                continue
+            if self.user is None:
+                self.result.stop = "answered"
+                break
+            reply = self.user.respond(self.history.messages())
+            if reply is None:
+                self.result.stop = "user_stop"
+                break
+            self._append(UserMessage(reply))
+        return self.result
+
+    def _append(self, *messages: Message) -> Step:
+        step = self.history.append(*messages)
+        self.strategy.observe(step, self.history)
+        return step
+
+    def _call_model(self) -> AssistantMessage:
+        view = self._render()
+        completion = self.model.complete(view.messages, self._tools, max_tokens=self.max_tokens)
+        usage = completion.usage
+        cached = usage.cached_tokens if usage.prompt_tokens else None
+        self.result.meter.record_call(
+            view, completion_tokens=usage.completion_tokens, cached_tokens=cached
+        )
+        if self._keep_views:
+            self.result.views.append(view)
+        self._store_call(view.messages, usage)
+        return completion.message
+
+    def _render(self) -> View:
+        view = render_checked(self.strategy, self.history, self.budget)
+        if self.budget is None or view.total_tokens <= self.budget:
+            return view
+        self.result.forced_compactions += 1
+        compact = getattr(self.strategy, "compact", None)
+        if callable(compact):
+            compact(self.history, self.budget)
+            view = render_checked(self.strategy, self.history, self.budget)
+        if view.total_tokens > self.budget:
+            raise ContextBudgetError(
+                self.strategy.name, view.total_tokens, self.budget, self.history.session_id
+            )
+        return view
+
+    def _store_call(self, messages: Sequence[Message], usage: Any) -> None:
+        record = getattr(self.history.store, "record_call", None)
+        if callable(record) and self.history.session_id is not None:
+            record(
+                self.history.session_id,
+                step=len(self.history),
+                messages=messages,
+                usage={
+                    "prompt_tokens": usage.prompt_tokens,
+                    "cached_tokens": usage.cached_tokens,
+                    "completion_tokens": usage.completion_tokens,
+                },
+            )
+
+    def _run_tools(self, calls: Sequence[ToolCall]) -> list[ToolMessage]:
+        return [ToolMessage(self._run_tool(c), c.id, name=c.name) for c in calls]
+
+    def _run_tool(self, call: ToolCall) -> str:
+        self.result.tool_calls += 1
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError as exc:
+            return self._error(f"the arguments of {call.name} are not valid JSON ({exc})")
+        if not isinstance(arguments, Mapping):
+            return self._error(f"the arguments of {call.name} must be a JSON object")
+        if call.name in self._own:
+            assert isinstance(self.strategy, ToolProvider)
+            return self.strategy.call_tool(call.name, arguments, self.history)
+        if not any(t["function"]["name"] == call.name for t in self._tools):
+            names = ", ".join(t["function"]["name"] for t in self._tools)
+            return self._error(f"there is no tool {call.name!r}; the tools are: {names}")
+        try:
+            return self.env.call(call.name, arguments)
+        except Exception as exc:  # a tool's failure is the agent's information, not a crash
+            return self._error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+
+    def _error(self, text: str) -> str:
+        self.result.tool_errors += 1
+        return f"error: {text}"

@@ -1,0 +1,5 @@
+"""Environments for live runs."""
+
+from contextfold.envs.files import FilesEnv
+
+__all__ = ["FilesEnv"]

@@ -1,0 +1,113 @@
+"""A deterministic model for tests and scripted agents (it ships in the package; never a mock).
+
+:class:`ScriptedModel` replays a list of replies in order, or asks a function for each reply, and
+records every call it receives in :attr:`ScriptedModel.calls` so a test can compare what the
+model was shown. Usage is counted with a :class:`~contextfold.core.tokens.TokenCounter`
+(:class:`~contextfold.core.tokens.ApproxCounter` by default) over the messages only (tools are
+not counted); ``cached_tokens`` is the token length of the run of leading messages that equal the
+previous call's, the way a server's prefix cache would serve them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from contextfold.core.messages import Message, message_text
+from contextfold.core.protocols import Completion, Usage
+from contextfold.core.tokens import ApproxCounter, TokenCounter, count_messages
+from contextfold.models._tools import ModelError, Reply, to_assistant
+
+__all__ = ["ReplyFunction", "ScriptedCall", "ScriptedModel"]
+
+ReplyFunction: TypeAlias = Callable[[Sequence[Message], Sequence[Mapping[str, Any]]], Reply]
+"""Computes a reply from ``(messages, tools)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedCall:
+    """One call a :class:`ScriptedModel` received, and what it answered."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[Mapping[str, Any], ...]
+    max_tokens: int | None
+    completion: Completion
+
+
+class ScriptedModel:
+    """Replays scripted replies in order, or computes each with a function.
+
+    Each reply is an :class:`~contextfold.core.messages.AssistantMessage`, a ``str`` (plain text)
+    or an OpenAI-format assistant dict; a tool call's ``arguments`` string is kept verbatim, so a
+    script can send malformed JSON (see :func:`contextfold.models.tool_call`). Running out of
+    replies raises :class:`~contextfold.models.ModelError`.
+    """
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] | ReplyFunction,
+        *,
+        name: str = "scripted",
+        counter: TokenCounter | None = None,
+    ) -> None:
+        self.name = name
+        self.calls: list[ScriptedCall] = []
+        """Every call received, in order."""
+        self._counter: TokenCounter = counter if counter is not None else ApproxCounter()
+        self._function: ReplyFunction | None = None
+        self._replies: list[Reply] = []
+        if callable(replies):
+            self._function = replies
+        else:
+            self._replies = list(replies)
+        self._previous: tuple[Message, ...] = ()
+
+    @property
+    def remaining(self) -> int | None:
+        """Scripted replies not yet used (None when replies come from a function)."""
+        return None if self._function is not None else len(self._replies) - len(self.calls)
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]] = (),
+        *,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """The next reply, with usage counted over ``messages``; the call is recorded."""
+        position = len(self.calls)
+        message = to_assistant(self._next_reply(messages, tools, position), position=position)
+        sent = tuple(messages)
+        counts = count_messages(self._counter, sent)
+        usage = Usage(
+            prompt_tokens=sum(counts),
+            cached_tokens=sum(counts[: _shared_prefix(self._previous, sent)]),
+            completion_tokens=self._counter.count_batch([message_text(message)])[0],
+        )
+        completion = Completion(message, usage)
+        self.calls.append(ScriptedCall(sent, tuple(tools), max_tokens, completion))
+        self._previous = sent
+        return completion
+
+    def _next_reply(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], position: int
+    ) -> Reply:
+        if self._function is not None:
+            return self._function(messages, tools)
+        if position >= len(self._replies):
+            raise ModelError(
+                f"ScriptedModel {self.name!r} was scripted with {len(self._replies)} "
+                f"replies and all were used; call #{position + 1} has none left"
+            )
+        return self._replies[position]
+
+
+def _shared_prefix(previous: Sequence[Message], current: Sequence[Message]) -> int:
+    """How many leading messages the two calls share."""
+    shared = 0
+    for old, new in zip(previous, current, strict=False):
+        if old != new:
+            break
+        shared += 1
+    return shared

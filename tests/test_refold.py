@@ -1,0 +1,207 @@
+"""refold driven by a scripted agent through the real agent loop, and on generated histories."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+from hypothesis import given, settings
+
+from contextfold.agent import Agent
+from contextfold.core.history import History
+from contextfold.core.messages import AssistantMessage, SystemMessage, ToolCall, ToolMessage
+from contextfold.core.view import View, render_checked
+from contextfold.envs import FilesEnv
+from contextfold.models import ScriptedModel
+from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
+from contextfold.strategies.registry import build_strategy
+from tests.gen import histories
+
+A_PY = "\n".join(f"def f{i}(x):\n    return x * {i}" for i in range(20))
+B_PY = "\n".join(f"CONST_{i} = {i * 7}" for i in range(30))
+FILES = {"a.py": A_PY, "b.py": B_PY, "c.py": "print('c')\n" * 12, "notes.txt": "STALE: 1, 2"}
+
+
+def act(n: int, tool: str, text: str = "", **args: str) -> AssistantMessage:
+    return AssistantMessage(
+        text or None, tool_calls=(ToolCall(f"c{n}", tool, json.dumps(args)),)
+    )
+
+
+def run(replies: list[AssistantMessage], **config: object) -> tuple[Agent, ScriptedModel]:
+    model = ScriptedModel([*replies, AssistantMessage("done")])
+    strategy = build_strategy({"type": "refold", **config})
+    history = History(SystemMessage("You fix code."))
+    agent = Agent(model, strategy, FilesEnv(FILES), history=history, keep_views=True)
+    agent.run("Fix a.py.")
+    return agent, model
+
+
+def texts(view: View) -> list[str]:
+    return [m.content or "" for m in view.messages if not isinstance(m, SystemMessage)]
+
+
+def test_stale_steps_fold_into_progress_notes_and_markers_elsewhere_are_ignored() -> None:
+    replies = [
+        act(1, "read_file", path="a.py"),
+        act(2, "read_file", path="notes.txt"),  # the file says "STALE: 1, 2": ignored
+        act(3, "read_file", path="b.py", text="PROGRESS: read a.py and notes\nSTALE: 1, 2"),
+        act(4, "list_files"),
+        act(5, "read_file", path="c.py"),
+        act(6, "list_files"),
+        act(7, "list_files"),
+    ]
+    agent, _ = run(replies, mask=False, advance="fixed", every=1, window=1)
+    last = agent.result.views[-1]
+    assert "[step 1 folded] (no summary)" in texts(last)  # step 1 had no PROGRESS line
+    assert "[step 2 folded] (no summary)" in texts(last)
+    assert not any(t.startswith("[step 3 folded]") for t in texts(last))
+    folds = [e for e in last.elisions if e.reason == "fold"]
+    assert {e.steps for e in folds} == {(1,), (2,)}
+    assert all(e.restore == f"restore(step={e.steps[0]})" for e in folds)
+    assert last.unrecoverable_tokens == 0
+
+
+def test_progress_text_is_the_note() -> None:
+    replies = [
+        act(1, "read_file", path="a.py", text="PROGRESS: located f3 in a.py\nSTALE: none"),
+        act(2, "list_files", text="PROGRESS: listed\nSTALE: 1"),
+        act(3, "list_files"),
+        act(4, "list_files"),
+    ]
+    agent, _ = run(replies, mask=False, advance="fixed", every=1, window=1)
+    assert "[step 1 folded] located f3 in a.py" in texts(agent.result.views[-1])
+
+
+def test_malformed_stale_line_folds_nothing_and_is_counted() -> None:
+    replies = [act(1, "list_files", text="STALE: soon"), act(2, "list_files")]
+    agent, _ = run(replies, advance="fixed", every=1, window=1)
+    strategy = agent.strategy
+    assert isinstance(strategy, RefoldStrategy)
+    assert strategy._state.malformed_markers == 1
+    assert not [e for e in agent.result.views[-1].elisions if e.reason == "fold"]
+
+
+def test_masked_output_is_restored_verbatim_and_shown_in_full_after_the_next_advance() -> None:
+    replies = [
+        act(1, "read_file", path="a.py"),
+        act(2, "read_file", path="b.py"),
+        act(3, "list_files"),
+        act(4, "list_files"),
+        act(5, "restore", step="1"),
+        act(6, "list_files"),
+        act(7, "list_files"),
+        act(8, "grep", pattern="CONST_3"),
+    ]
+    agent, model = run(replies, advance="fixed", every=1, window=1)
+    history = agent.history
+    restored = history[5].results[0]  # step 5 is the restore call (step 0 is the task)
+    assert restored.content == history[1].results[0].content  # verbatim original
+    views = agent.result.views
+    mid = texts(views[3])  # before the restore: step 1 is a stub
+    assert any(t.startswith("[step 1] output omitted (") for t in mid)
+    end = texts(views[-1])
+    assert "[step 1]\n" + history[1].results[0].content in end  # shown in full again
+    assert model.calls[-1].messages == views[-1].messages
+
+
+def test_rerunning_a_read_supersedes_the_older_copy_and_identical_output_dedups() -> None:
+    replies = [
+        act(1, "read_file", path="b.py"),
+        act(2, "write_file", path="b.py", content=B_PY + "\nEXTRA = 1"),
+        act(3, "read_file", path="b.py"),
+        act(4, "grep", pattern="CONST_1"),
+        act(5, "grep", pattern="CONST_2"),
+        act(6, "list_files"),
+        act(7, "list_files"),
+        act(8, "list_files"),
+    ]
+    agent, _ = run(replies, mask=False, advance="fixed", every=1, window=1)
+    end = texts(agent.result.views[-1])
+    assert any(t.startswith("[step 1] output superseded by step 3") for t in end)
+    reasons = {e.reason for e in agent.result.views[-1].elisions}
+    assert "supersede" in reasons
+    # list_files ran three times: each older copy points to the next one (a stub, once
+    # written, is not rewritten when a still newer copy arrives: the prefix stays cached)
+    assert any(t.startswith("[step 6] output superseded by step 7") for t in end)
+    assert any(t.startswith("[step 7] output superseded by step 8") for t in end)
+    # the newest read of b.py is shown in full, not as a pointer to the superseded copy
+    assert any(t.startswith("[step 3]\n   1  CONST_0 = 0") for t in end)
+
+
+def test_span_dedup_points_to_the_earlier_copy() -> None:
+    edited = A_PY.replace("return x * 19", "return x * 190")
+    replies = [
+        act(1, "read_file", path="a.py"),
+        act(2, "write_file", path="a.py", content=edited),
+        act(3, "read_file", path="b.py"),
+        act(4, "grep", pattern="def f"),
+        act(5, "list_files"),
+        act(6, "list_files"),
+    ]
+    model = ScriptedModel([*replies, AssistantMessage("done")])
+    strategy = RefoldStrategy(RefoldConfig(mask=False, supersede=False, every=1, window=1,
+                                           advance="fixed"))
+    env = FilesEnv(FILES)
+    history = History(SystemMessage("s"))
+    Agent(model, strategy, env, history=history).run("go")
+    # a second read of the edited file repeats 38 of its 40 lines: spans are replaced
+    history.append(act(9, "read_file", path="a.py"), ToolMessage(
+        env.call("read_file", {"path": "a.py"}), "c9", name="read_file"))
+    history.append(act(10, "list_files"), ToolMessage("a.py", "c10", name="list_files"))
+    history.append(act(11, "list_files"), ToolMessage("b.py", "c11", name="list_files"))
+    view = render_checked(strategy, history)
+    spans = [t for t in texts(view) if t.startswith("[step 8]\n")]  # the second read of a.py
+    assert spans and "[... lines 1-39 same as step 1 lines 1-39 ...]" in spans[0]
+    assert any(e.reason == "dedup-span" and e.restore == "restore(step=8)"
+               for e in view.elisions)
+
+
+def test_prefix_is_byte_identical_between_advances() -> None:
+    replies = [act(i, "read_file", path=p) for i, p in enumerate(["a.py", "b.py", "c.py"] * 5)]
+    agent, model = run(replies, advance="fixed", every=3, window=2)
+    strategy = agent.strategy
+    assert isinstance(strategy, RefoldStrategy)
+    calls = [c.messages for c in model.calls]
+    grew = sum(1 for old, new in itertools.pairwise(calls) if new[: len(old)] == old)
+    # every call but those at an advance repeats the previous prompt exactly as its prefix
+    assert grew == len(calls) - 1 - strategy.advances
+    assert strategy.advances >= 4
+
+
+def test_budget_forces_an_advance() -> None:
+    replies = [act(i, "read_file", path="a.py" if i % 2 else "b.py") for i in range(8)]
+    model = ScriptedModel([*replies, AssistantMessage("done")])
+    strategy = RefoldStrategy(RefoldConfig(every=50, window=2))
+    history = History(SystemMessage("s"))
+    agent = Agent(model, strategy, FilesEnv(FILES), history=history, budget=1500)
+    result = agent.run("go")
+    assert strategy.forced_advances >= 1
+    assert result.meter.peak_context_tokens <= 1500
+
+
+@settings(max_examples=150, deadline=None)
+@given(histories(max_steps=40))
+def test_refold_views_are_valid_and_every_removal_is_restorable(history: History) -> None:
+    for config in (RefoldConfig(), RefoldConfig(mask=False, advance="fixed", every=1, window=1)):
+        strategy = RefoldStrategy(config)
+        replayed = History(history.system, counter=history.counter)
+        for step in history:
+            view = render_checked(strategy, replayed)
+            assert view.unrecoverable_tokens == 0
+            replayed.append_step(step)
+            strategy.observe(step, replayed)
+        view = render_checked(strategy, replayed)
+        for elision in view.elisions:
+            step = elision.steps[0]
+            text = strategy.call_tool("restore", {"step": step}, replayed)
+            original = replayed[step]
+            assert text in [r.content for r in original.results] or len(original.results) != 1
+
+
+def test_restore_tool_refuses_bad_arguments() -> None:
+    history = History(SystemMessage("s"))
+    strategy = RefoldStrategy()
+    assert strategy.call_tool("restore", {"step": "x"}, history).startswith("error: restore needs")
+    assert "there is no step 3" in strategy.call_tool("restore", {"step": 3}, history)
+    assert "no tool 'undo'" in strategy.call_tool("undo", {}, history)
