@@ -26,6 +26,7 @@ test: setup lint typecheck unit
 
 lint: setup
 	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
 
 typecheck: setup
 	$(BIN)/mypy

@@ -66,8 +66,14 @@ def tau2_file(sims: list[list[dict[str, Any]]], *, agent: str = "llm_agent") -> 
         },
         "tasks": [{"id": f"t{i}", "ticket": f"ticket {i}"} for i in range(len(sims))],
         "simulations": [
-            {"id": f"s{i}", "task_id": f"t{i}", "trial": 0, "termination_reason": "user_stop",
-             "reward_info": {"reward": 1.0}, "messages": m}
+            {
+                "id": f"s{i}",
+                "task_id": f"t{i}",
+                "trial": 0,
+                "termination_reason": "user_stop",
+                "reward_info": {"reward": 1.0},
+                "messages": m,
+            }
             for i, m in enumerate(sims)
         ],
     }
@@ -93,7 +99,8 @@ def test_tau2_simulation_to_steps(tmp_path: Path) -> None:
     head, *results = t.steps[2]
     assert isinstance(head, AssistantMessage) and head.content is None
     assert [(c.id, c.name, json.loads(c.arguments)) for c in head.tool_calls] == [
-        ("a", "find", {"to": "SEA"}), ("b", "user", {})
+        ("a", "find", {"to": "SEA"}),
+        ("b", "user", {}),
     ]
     assert results == [ToolMessage("", "b", name="user"), ToolMessage("found", "a", name="find")]
     assert t.meta["domain"] == "airline" and t.meta["task_id"] == "t0" and t.meta["trial"] == 0
@@ -157,13 +164,20 @@ def test_tau_bench_trajectories(tmp_path: Path) -> None:
     traj = [
         {"role": "system", "content": "policy"},
         {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "get", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get", "arguments": "{}"}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "name": "get", "content": "{}"},
         {"role": "assistant", "content": "Here you go."},
     ]
-    data = [{"task_id": 3, "trial": 1, "reward": 0.0, "info": {}, "traj": traj},
-            {"task_id": 4, "reward": 1.0, "info": {}, "traj": traj}]
+    data = [
+        {"task_id": 3, "trial": 1, "reward": 0.0, "info": {}, "traj": traj},
+        {"task_id": 4, "reward": 1.0, "info": {}, "traj": traj},
+    ]
     first, second = load_file(write(tmp_path / "hist.json", data))
     assert first.id == "tau-bench:3:trial1" and first.outcome == 0.0
     assert second.id == "tau-bench:4:trial0" and second.outcome == 1.0
@@ -184,9 +198,12 @@ def miniswe(instance: str = "repo__x-1") -> dict[str, Any]:
     messages = [
         ("system", "You are a helpful assistant."),
         ("user", "<pr_description>fix</pr_description>"),
-        ("assistant", one), ("user", "<returncode>0</returncode>\n<output>a.py</output>"),
-        ("assistant", two), ("user", FORMAT_ERROR),
-        ("assistant", submit), ("user", "diff --git a/a.py b/a.py"),
+        ("assistant", one),
+        ("user", "<returncode>0</returncode>\n<output>a.py</output>"),
+        ("assistant", two),
+        ("user", FORMAT_ERROR),
+        ("assistant", submit),
+        ("user", "diff --git a/a.py b/a.py"),
     ]
     return {
         "info": {"exit_status": "Submitted", "config": {"model": {"model_name": "m1"}}},
@@ -207,8 +224,9 @@ def test_miniswe_bash_blocks_become_tool_calls(tmp_path: Path) -> None:
     [bash] = head.tool_calls
     assert (bash.id, bash.name) == ("bash-1", "bash")
     assert bash.parsed_arguments() == {"command": "ls -la"}
-    assert output == ToolMessage("<returncode>0</returncode>\n<output>a.py</output>", "bash-1",
-                                 name="bash")
+    assert output == ToolMessage(
+        "<returncode>0</returncode>\n<output>a.py</output>", "bash-1", name="bash"
+    )
     assert t.steps[2][0] == AssistantMessage(miniswe()["messages"][4]["content"])  # two blocks
     assert t.steps[3] == (UserMessage(FORMAT_ERROR),)
     assert t.steps[4][1] == ToolMessage("diff --git a/a.py b/a.py", "bash-4", name="bash")
@@ -236,10 +254,17 @@ def test_miniswe_outcome_from_logs_folder(tmp_path: Path) -> None:
 
 
 def test_jsonl_lines_and_a_malformed_line(tmp_path: Path) -> None:
-    chat = [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": "hello"}]
-    lines = [json.dumps(chat), "", '{"messages": [{"role": "user"', json.dumps(
-        {"id": "custom", "outcome": 0.5, "messages": chat[1:]})]
+    chat = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+    ]
+    lines = [
+        json.dumps(chat),
+        "",
+        '{"messages": [{"role": "user"',
+        json.dumps({"id": "custom", "outcome": 0.5, "messages": chat[1:]}),
+    ]
     path = write(tmp_path / "chats.jsonl", "\n".join(lines) + "\n")
     items = list(iter_trajectories([path]))
     assert [(t.id, t.outcome) for t in ok(items)] == [("chats:1", None), ("custom", 0.5)]

@@ -23,9 +23,7 @@ FILES = {"a.py": A_PY, "b.py": B_PY, "c.py": "print('c')\n" * 12, "notes.txt": "
 
 
 def act(n: int, tool: str, text: str = "", **args: str) -> AssistantMessage:
-    return AssistantMessage(
-        text or None, tool_calls=(ToolCall(f"c{n}", tool, json.dumps(args)),)
-    )
+    return AssistantMessage(text or None, tool_calls=(ToolCall(f"c{n}", tool, json.dumps(args)),))
 
 
 def run(replies: list[AssistantMessage], **config: object) -> tuple[Agent, ScriptedModel]:
@@ -140,21 +138,23 @@ def test_span_dedup_points_to_the_earlier_copy() -> None:
         act(6, "list_files"),
     ]
     model = ScriptedModel([*replies, AssistantMessage("done")])
-    strategy = RefoldStrategy(RefoldConfig(mask=False, supersede=False, every=1, window=1,
-                                           advance="fixed"))
+    strategy = RefoldStrategy(
+        RefoldConfig(mask=False, supersede=False, every=1, window=1, advance="fixed")
+    )
     env = FilesEnv(FILES)
     history = History(SystemMessage("s"))
     Agent(model, strategy, env, history=history).run("go")
     # a second read of the edited file repeats 38 of its 40 lines: spans are replaced
-    history.append(act(9, "read_file", path="a.py"), ToolMessage(
-        env.call("read_file", {"path": "a.py"}), "c9", name="read_file"))
+    history.append(
+        act(9, "read_file", path="a.py"),
+        ToolMessage(env.call("read_file", {"path": "a.py"}), "c9", name="read_file"),
+    )
     history.append(act(10, "list_files"), ToolMessage("a.py", "c10", name="list_files"))
     history.append(act(11, "list_files"), ToolMessage("b.py", "c11", name="list_files"))
     view = render_checked(strategy, history)
     spans = [t for t in texts(view) if t.startswith("[step 8]\n")]  # the second read of a.py
     assert spans and "[... lines 1-39 same as step 1 lines 1-39 ...]" in spans[0]
-    assert any(e.reason == "dedup-span" and e.restore == "restore(step=8)"
-               for e in view.elisions)
+    assert any(e.reason == "dedup-span" and e.restore == "restore(step=8)" for e in view.elisions)
 
 
 def test_prefix_is_byte_identical_between_advances() -> None:

@@ -179,8 +179,10 @@ def _unchanged_prefix(msgs: tuple[Message, ...], history: History, prev: _Checke
 
 def _system_first(msgs: Sequence[Message], system: SystemMessage) -> bool:
     """The view opens with the history's system message (a strategy may append to it)."""
-    return bool(msgs) and isinstance(msgs[0], SystemMessage) and (
-        msgs[0] is system or msgs[0].content.startswith(system.content)
+    return (
+        bool(msgs)
+        and isinstance(msgs[0], SystemMessage)
+        and (msgs[0] is system or msgs[0].content.startswith(system.content))
     )
 
 
