@@ -11,6 +11,7 @@ from typing import Annotated, NoReturn
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from contextfold.core.errors import ContextFoldError
 
@@ -66,6 +67,48 @@ def demo(
 
     sample = Path(str(resources.files("contextfold") / "data"))
     _run_replay([sample], strategy or list(STRATEGIES), model_profile, None, None, None, "default")
+
+
+@app.command("cache-bench")
+def cache_bench_cmd(
+    steps: Annotated[int, typer.Option(help="Steps in the scripted session.")] = 30,
+    threads: Annotated[int, typer.Option(help="CPU threads for the embedded engine.")] = 2,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
+) -> None:
+    """Play one scripted session through the embedded engine three ways (full, per-step
+    re-rendering, refold's chunked rendering) and report prompt tokens evaluated vs reused."""
+    from contextfold.bench.cache_bench import MODES, cache_bench
+    from contextfold.core.counters import resolve_counter
+    from contextfold.models import LocalModel
+
+    try:
+        counter = resolve_counter("smollm2")
+        with _progress() as progress:
+            task = progress.add_task("calls", total=len(MODES) * (steps - 1))
+            results = cache_bench(
+                lambda: LocalModel(n_threads=threads),
+                counter,
+                steps=steps,
+                on_call=lambda _mode, _n: progress.advance(task),
+            )
+    except ContextFoldError as exc:
+        _fail(str(exc))
+    table = Table(title=f"prefix cache on the embedded engine: {steps}-step session")
+    for column in ("mode", "prompt tokens", "evaluated", "reused", "evaluated share"):
+        table.add_column(column, justify="right")
+    for r in results:
+        share = r.evaluated_tokens / r.prompt_tokens if r.prompt_tokens else 0.0
+        table.add_row(
+            r.mode,
+            f"{r.prompt_tokens:,}",
+            f"{r.evaluated_tokens:,}",
+            f"{r.prompt_tokens - r.evaluated_tokens:,}",
+            f"{share:.1%}",
+        )
+    console.print(table)
+    if json_out is not None:
+        json_out.write_text(json.dumps({r.mode: r.to_json() for r in results}, indent=1))
+        console.print(f"wrote {json_out}")
 
 
 @app.command()
