@@ -46,6 +46,8 @@ class SessionState:
     """Resource key of each (step, tool call id)."""
     latest: dict[str, int] = field(default_factory=dict)
     """Latest step that ran each resource key."""
+    observations: list[int] = field(default_factory=list)
+    """Steps with tool outputs, in order."""
     malformed_markers: int = 0
 
 

@@ -50,8 +50,12 @@ _Entries = Callable[[int], Sequence[Entry]]
 
 class RefoldConfig(StrategyConfig):
     type: Literal["refold"] = "refold"
-    every: int = Field(3, ge=1, description="Steps the boundary waits before it may advance (k).")
-    window: int = Field(2, ge=1, description="Most recent steps always shown in full.")
+    every: int = Field(
+        1, ge=1, description="Steps the boundary must be able to move before it may advance (k)."
+    )
+    window: int = Field(
+        2, ge=1, description="Most recent steps with tool outputs always shown in full."
+    )
     advance: Literal["fixed", "cost"] = "cost"
     prices: str = Field("default", description="Price table the cost rule uses.")
     horizon: int = Field(
@@ -147,6 +151,8 @@ class RefoldStrategy:
                 self._mark(older)
         markers = parse_markers(head.content)
         state.malformed_markers += markers.malformed
+        if step.results:
+            state.observations.append(step.index)
         if markers.progress:
             state.progress[step.index] = markers.progress
         for stale in markers.stale:
@@ -166,26 +172,44 @@ class RefoldStrategy:
     # -- rendering -----------------------------------------------------------------------
     def _render(self, budget: int | None, entries: _Entries) -> View:
         self._calls += 1
-        n = self._observed
-        target = n - self.config.window
+        target = self._target()
         if target - self._prefix.boundary >= self.config.every:
             self._consider(target, entries)
         view = self._view(entries)
+        n = self._observed
         while budget is not None and view.total_tokens > budget and self._prefix.boundary < n:
             self.forced_advances += 1
-            self._commit(self._candidate(max(target, self._prefix.boundary + 1), entries))
-            target = self._prefix.boundary
+            target = max(target, self._prefix.boundary + 1)
+            self._update(target, entries)
+            self._commit(self._extend(target, self._first_change()), applied=True)
             view = self._view(entries)
         return view
 
-    def _consider(self, target: int, entries: _Entries) -> None:
-        candidate = self._candidate(target, entries)
-        if self.config.advance == "fixed" or self._pays(candidate, entries):
-            self._commit(candidate)
+    def _target(self) -> int:
+        """Where the boundary should be: at the ``window``-th most recent step with tool
+        outputs, so that many outputs stay in full (and every step after them)."""
+        seen = self._state.observations
+        return seen[-self.config.window] if len(seen) >= self.config.window else 0
 
-    def _candidate(self, target: int, entries: _Entries) -> Settled:
-        """The prefix an advance to ``target`` would settle. Step renderings are brought up to
-        date first (they do not depend on the boundary); only the view waits for a commit."""
+    def _consider(self, target: int, entries: _Entries) -> None:
+        """Advance to ``target``. Settling new steps changes the prompt only from the old
+        boundary on, which waiting would not make cheaper; a change to an earlier step (a fold,
+        a supersede) rewrites more, so it waits until the cost rule says it pays, and several
+        then share one rewrite. A restore is applied at once: the agent asked for it."""
+        self._update(target, entries)
+        early = self._first_change()
+        cheap = self._extend(target, self._prefix.boundary)
+        if early < self._prefix.boundary:
+            full = self._extend(target, early)
+            restored = not self._state.restored.isdisjoint(self._changed)
+            if restored or self.config.advance == "fixed" or self._pays(full, cheap):
+                self._commit(full, applied=True)
+                return
+        if self.config.advance == "fixed" or self._advance_pays(cheap, entries):
+            self._commit(cheap, applied=False)
+
+    def _update(self, target: int, entries: _Entries) -> None:
+        """Bring step renderings up to date (they do not depend on the boundary)."""
         self._rerender_dirty(entries)
         while len(self._steps) < target:
             i = len(self._steps)
@@ -193,7 +217,11 @@ class RefoldStrategy:
             rendered, _ = self._renderer.render(i, source)
             self._steps.append(rendered)
             self._sources.append(source)
-        first_change = min([self._prefix.boundary, *self._changed])
+
+    def _first_change(self) -> int:
+        return min([self._prefix.boundary, *self._changed])
+
+    def _extend(self, target: int, first_change: int) -> Settled:
         return self._prefix.extend(self._steps, target, first_change)
 
     def _rerender_dirty(self, entries: _Entries) -> None:
@@ -205,24 +233,34 @@ class RefoldStrategy:
             self._dirty.update(p for p in pointed if p < len(self._steps))
             self._changed.add(step)
 
-    def _commit(self, prefix: Settled) -> None:
+    def _commit(self, prefix: Settled, *, applied: bool) -> None:
+        """Settle ``prefix``; changes to earlier steps stay pending unless ``applied``."""
+        old = self._prefix.boundary
+        self._changed = set() if applied else {c for c in self._changed if c < old}
         self._prefix = prefix
-        self._changed.clear()
         self._tail = {i: e for i, e in self._tail.items() if i >= prefix.boundary}
         self.advances += 1
 
-    def _pays(self, move: Settled, entries: _Entries) -> bool:
-        """Advance when the reads it saves over the calls still expected (as many as were made
-        so far) outweigh writing the changed suffix to the cache again now."""
+    def _advance_pays(self, cheap: Settled, entries: _Entries) -> bool:
+        """Settle new steps when the reads saved over the calls still expected outweigh
+        writing everything from the old boundary on to the cache again (the outputs still in
+        the window included: advancing rarely rewrites them rarely)."""
         stay = self._prefix.total + self._tail_tokens(self._prefix.boundary, entries)
-        moved = move.total + self._tail_tokens(move.boundary, entries)
-        saving = stay - moved
+        moved = cheap.total + self._tail_tokens(cheap.boundary, entries)
+        return self._worth(rewritten=moved - cheap.shared, saving=stay - moved)
+
+    def _worth(self, *, rewritten: int, saving: int) -> bool:
         if saving <= 0:
             return False
         p = PRICE_TABLES[self.config.prices]
-        rewrite = (moved - move.shared) * (p.cache_write - p.cache_read)
         horizon = max(self._calls + 1, self.config.horizon)
-        return rewrite < horizon * saving * p.cache_read
+        return rewritten * (p.cache_write - p.cache_read) < horizon * saving * p.cache_read
+
+    def _pays(self, full: Settled, cheap: Settled) -> bool:
+        """Apply pending changes to earlier steps when the reads they save over the calls
+        still expected (as many as were made so far, at least ``horizon``) outweigh writing
+        the stretch between the first changed step and the old boundary to the cache again."""
+        return self._worth(rewritten=cheap.shared - full.shared, saving=cheap.total - full.total)
 
     def _system(self, history: History) -> Entry | None:
         if not self.config.instructions:
