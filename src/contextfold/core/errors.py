@@ -11,6 +11,7 @@
     ├── TokenizerError         a tokenizer that cannot be loaded offline
     ├── ImportFormatError      a recorded trajectory that cannot be read (names file, position)
     ├── ModelError             a model backend that cannot answer (after its retries)
+    ├── CalculatorError        an expression the safe calculator refuses (envs.calculator)
     └── ContextBudgetError     a view still over the context budget after forced compaction
 """
 
