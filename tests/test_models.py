@@ -291,3 +291,34 @@ def test_openai_without_a_key_or_package(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setitem(sys.modules, "openai", None)  # what an absent package looks like
     with pytest.raises(ModelError, match=r"pip install"):
         OpenAIModel("m", base_url="http://127.0.0.1:9/v1")
+
+
+def test_tool_schemas_with_local_defs_are_inlined_for_the_grammar() -> None:
+    from contextfold.core.errors import ModelError
+    from contextfold.models._tools import json_reply_schema
+
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "book",
+            "parameters": {
+                "type": "object",
+                "properties": {"who": {"type": "array", "items": {"$ref": "#/$defs/Person"}}},
+                "required": ["who"],
+                "$defs": {"Person": {"type": "object", "properties": {"n": {"type": "string"}}}},
+            },
+        },
+    }
+    schema = json_reply_schema([tool])
+    args = schema["anyOf"][0]["properties"]["arguments"]
+    assert args["properties"]["who"]["items"] == {
+        "type": "object",
+        "properties": {"n": {"type": "string"}},
+    }
+    assert "$defs" not in args
+    broken = {
+        "name": "f",
+        "parameters": {"type": "object", "properties": {"x": {"$ref": "#/$defs/Y"}}},
+    }
+    with pytest.raises(ModelError, match="does not define"):
+        json_reply_schema([broken])

@@ -11,7 +11,7 @@ crashes the run. A view over the context budget triggers the strategy's forced c
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -61,12 +61,14 @@ class Agent:
         budget: int | None = None,
         max_tokens: int | None = None,
         keep_views: bool = False,
+        on_step: Callable[[Step], None] | None = None,
     ) -> None:
         self.model, self.strategy, self.env, self.user = model, strategy, env, user
         self.history = history
         self.budget, self.max_steps, self.max_tokens = budget, max_steps, max_tokens
         self.result = AgentResult(history, meter or Meter(), "max_steps")
         self._keep_views = keep_views
+        self._on_step = on_step
         own = strategy.tools() if isinstance(strategy, ToolProvider) else []
         self._own = {t["function"]["name"] for t in own}
         self._tools = [*env.tools(), *own]
@@ -93,6 +95,8 @@ class Agent:
     def _append(self, *messages: Message) -> Step:
         step = self.history.append(*messages)
         self.strategy.observe(step, self.history)
+        if self._on_step is not None:
+            self._on_step(step)
         return step
 
     def _call_model(self) -> AssistantMessage:

@@ -111,11 +111,33 @@ def _function(tool: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _parameters(fn: Mapping[str, Any]) -> dict[str, Any]:
-    """A tool's parameters schema; objects are closed unless they say otherwise."""
+    """A tool's parameters schema, ``$ref`` to its own ``$defs`` inlined (grammar converters
+    resolve refs from the root of the whole schema only); objects are closed unless they say
+    otherwise."""
     params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
+    defs = params.pop("$defs", None) or params.pop("definitions", None) or {}
+    params = _inline(params, defs, depth=0)
     if params.get("type") == "object" and "properties" in params:
         params.setdefault("additionalProperties", False)
     return params
+
+
+def _inline(node: Any, defs: Mapping[str, Any], *, depth: int) -> Any:
+    """``node`` with every local ``$ref`` replaced by its definition (recursion is refused)."""
+    if depth > 32:
+        raise ModelError("tool schema nests $ref deeper than 32 levels (recursive definitions?)")
+    if isinstance(node, Mapping):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
+            name = ref.rsplit("/", 1)[1]
+            if name not in defs:
+                raise ModelError(f"tool schema refers to {ref!r}, which it does not define")
+            merged = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
+            return _inline(merged, defs, depth=depth + 1)
+        return {k: _inline(v, defs, depth=depth + 1) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_inline(v, defs, depth=depth + 1) for v in node]
+    return node
 
 
 def json_reply_schema(
