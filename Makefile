@@ -19,8 +19,15 @@ $(STAMP): pyproject.toml Makefile
 
 setup: $(STAMP)
 
+DEMO_TASK ?= 0
+DEMO_STEPS ?= 10
+
+# The bundled sample sessions replayed through every strategy (a second), then one tau2
+# airline task run live with the embedded model and refold (about a minute on 2 cores).
 demo: setup
 	$(BIN)/contextfold demo
+	$(BIN)/contextfold run --env tau2:airline --task $(DEMO_TASK) --strategy refold \
+		--model local --max-steps $(DEMO_STEPS)
 
 test: setup lint typecheck unit
 

@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("tau2")
-
 from contextfold.agent import Agent
 from contextfold.core.errors import ConfigError
 from contextfold.core.history import History

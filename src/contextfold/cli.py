@@ -6,10 +6,11 @@ import json
 import time
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape as rich_escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -67,6 +68,83 @@ def demo(
 
     sample = Path(str(resources.files("contextfold") / "data"))
     _run_replay([sample], strategy or list(STRATEGIES), model_profile, None, None, None, "default")
+
+
+@app.command()
+def run(
+    env: Annotated[
+        str, typer.Option(help="tau2:airline|retail|telecom or tutorial:budget|study-plan")
+    ],
+    task: Annotated[str | None, typer.Option(help="Task id (tau2) or prompt (tutorial).")] = None,
+    strategy: Annotated[str, typer.Option("--strategy", "-s", help="Strategy spec.")] = "refold",
+    model: Annotated[str, typer.Option(help="local, or openai:MODEL with --base-url.")] = "local",
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
+    max_steps: Annotated[int, typer.Option(help="Agent steps at most.")] = 30,
+    budget: Annotated[int | None, typer.Option(help="Context budget in tokens.")] = None,
+    threads: Annotated[int, typer.Option(help="CPU threads of the embedded engine.")] = 2,
+    store: Annotated[Path | None, typer.Option(help="SQLite file keeping the session.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
+) -> None:
+    """Run one task live: transcript as it happens, then the reward and the meter."""
+    from contextfold.bench.live import make_model, run_live
+    from contextfold.core.counters import resolve_counter
+    from contextfold.core.store import SQLiteStore
+
+    try:
+        counter = resolve_counter("smollm2" if model == "local" else "approx")
+        sessions = SQLiteStore(store) if store is not None else None
+        result = run_live(
+            env,
+            task,
+            strategy,
+            lambda: make_model(model, base_url=base_url, threads=threads),
+            counter=counter,
+            max_steps=max_steps,
+            budget=budget,
+            store=sessions,
+            on_step=_print_step,
+        )
+    except ContextFoldError as exc:
+        _fail(str(exc))
+    summary = result.summary()
+    table = Table(title=f"{result.env} task {result.task}, strategy {strategy}, model {model}")
+    table.add_column("measure", style="bold")
+    table.add_column("value", justify="right")
+    for key, value in summary.items():
+        table.add_row(key, f"{value:,.4f}" if isinstance(value, float) else str(value))
+    console.print(table)
+    if json_out is not None:
+        json_out.write_text(json.dumps(summary, indent=1))
+        console.print(f"wrote {json_out}")
+
+
+def _print_step(step: Any) -> None:
+    for message in step.messages:
+        role = message.role
+        text = (message.content or "").strip()
+        calls = getattr(message, "tool_calls", ())
+        style = {"user": "cyan", "assistant": "green", "tool": "dim"}.get(role, "")
+        line = text if len(text) <= 300 else text[:300] + " …"
+        console.print(f"[{style}][{step.index}] {role}:[/{style}] {rich_escape(line)}")
+        for call in calls:
+            console.print(
+                f"[{style}]    -> {call.name}({rich_escape(call.arguments[:200])})[/{style}]"
+            )
+
+
+@app.command()
+def tasks(
+    domain: Annotated[str, typer.Argument(help="airline, retail or telecom.")],
+    all_splits: Annotated[bool, typer.Option("--all", help="Every split, not only base.")] = False,
+) -> None:
+    """List the tau2 task ids of a domain that the evaluator scores without a model."""
+    from contextfold.envs.tau2 import list_tasks
+
+    try:
+        ids = list_tasks(domain, split=None if all_splits else "base", model_free=True)
+    except ContextFoldError as exc:
+        _fail(str(exc))
+    console.print(" ".join(ids), soft_wrap=True)
 
 
 @app.command("cache-bench")

@@ -73,8 +73,18 @@ class Agent:
         self._own = {t["function"]["name"] for t in own}
         self._tools = [*env.tools(), *own]
 
-    def run(self, task: str | None = None) -> AgentResult:
-        """Run until the agent answers (and no user goes on), the user stops, or the step cap."""
+    def run(self, task: str | None = None, *, greeting: str | None = None) -> AgentResult:
+        """Run until the agent answers (and no user goes on), the user stops, or the step cap.
+
+        ``greeting`` opens with an agent message (tau2's agents greet first); without a
+        ``task`` the simulated user speaks first."""
+        if greeting is not None:
+            self._append(AssistantMessage(greeting))
+        if task is None and self.user is not None:
+            task = self.user.respond(self.history.messages())
+            if task is None:
+                self.result.stop = "user_stop"
+                return self.result
         if task is not None:
             self._append(UserMessage(task))
         for _ in range(self.max_steps):
