@@ -116,7 +116,7 @@ def _parameters(fn: Mapping[str, Any]) -> dict[str, Any]:
     otherwise."""
     params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
     defs = params.pop("$defs", None) or params.pop("definitions", None) or {}
-    params = _inline(params, defs, depth=0)
+    params = dict(_inline(params, defs, depth=0))
     if params.get("type") == "object" and "properties" in params:
         params.setdefault("additionalProperties", False)
     return params
