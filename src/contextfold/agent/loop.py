@@ -42,6 +42,9 @@ class AgentResult:
     tool_errors: int = 0
     """Malformed or failed tool calls (bad JSON, unknown tool, tool raised)."""
     forced_compactions: int = 0
+    """Views the loop found over the budget (each triggers the strategy's ``compact``)."""
+    strategy_compactions: int = 0
+    """Compactions the strategy forced itself while rendering under the budget."""
     views: list[View] = field(default_factory=list)
 
 
@@ -100,6 +103,7 @@ class Agent:
                 self.result.stop = "user_stop"
                 break
             self._append(UserMessage(reply))
+        self.result.strategy_compactions = int(getattr(self.strategy, "forced_compactions", 0))
         return self.result
 
     def _append(self, *messages: Message) -> Step:

@@ -154,12 +154,46 @@ def _run_tutorial(name: str, task: str | None, o: _Options) -> LiveResult:
     from contextfold.envs.tutorial import get_task, score
 
     spec = get_task(name)
+    if o.strategy == "subtask-fold":
+        return _run_subtasks(spec, task, o)
     history = o.history(TUTORIAL_SYSTEM, f"tutorial-{name}")
     result = o.agent(history, CalculatorEnv()).run(task or spec.prompt)
     answer = next(
         (s.message.content or "" for s in reversed(history.steps) if s.kind == "assistant"), ""
     )
     return _result(f"tutorial:{name}", spec.id, o, result, score(spec, answer), {})
+
+
+def _run_subtasks(spec: Any, task: str | None, o: _Options) -> LiveResult:
+    """The tutorial's subtask-folding agent: decompose, solve, fold, answer from summaries."""
+    from contextfold.agent.subtasks import SubtaskAgent
+    from contextfold.envs.calculator import CalculatorEnv
+    from contextfold.envs.tutorial import score
+
+    meter = Meter(profile=get_profile("smollm2-135m"))
+    agent = SubtaskAgent(o.make(), CalculatorEnv(), meter=meter, counter=o.counter)
+    run = agent.run(task or spec.prompt)
+    history = o.history(TUTORIAL_SYSTEM, f"tutorial-{spec.id}-subtasks")
+    for record in run.subtasks:
+        for step in record.history:
+            if o.on_step is not None:
+                o.on_step(step)
+    counts = run.counts()
+    steps = sum(len(r.history) for r in run.subtasks)
+    detail = {**counts, "answer": run.answer, "steps": steps}
+    return LiveResult(
+        f"tutorial:{spec.id}",
+        spec.id,
+        o.strategy,
+        score(spec, run.answer),
+        "answered",
+        history,
+        meter,
+        counts["tool_calls"],
+        counts["tool_errors"],
+        0,
+        detail,
+    )
 
 
 def _result(
@@ -175,6 +209,6 @@ def _result(
         result.meter,
         result.tool_calls,
         result.tool_errors,
-        result.forced_compactions,
+        result.forced_compactions + result.strategy_compactions,
         detail,
     )

@@ -97,7 +97,7 @@ class RefoldStrategy:
         self._prefix = Settled.start(self._system(history))
         self._tail: dict[int, list[Entry]] = {}
         self._calls = 0
-        self.advances = self.forced_advances = 0
+        self.advances = self.forced_compactions = 0
 
     # -- protocol ------------------------------------------------------------------------
     def observe(self, step: Step, history: History) -> None:
@@ -178,7 +178,7 @@ class RefoldStrategy:
         view = self._view(entries)
         n = self._observed
         while budget is not None and view.total_tokens > budget and self._prefix.boundary < n:
-            self.forced_advances += 1
+            self.forced_compactions += 1  # an advance the budget forced
             target = max(target, self._prefix.boundary + 1)
             self._update(target, entries)
             self._commit(self._extend(target, self._first_change()), applied=True)
