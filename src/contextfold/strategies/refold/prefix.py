@@ -14,12 +14,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from contextfold.core.history import History
-from contextfold.core.messages import AssistantMessage, Message, ToolMessage
-from contextfold.core.view import Elision, Provenance, ViewBuilder
+from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
+from contextfold.core.view import Elision, Provenance, View, ViewBuilder
 from contextfold.strategies.refold.spans import SeenOutputs
 from contextfold.strategies.supersede import superseded_stub
 
-__all__ = ["Entry", "Operators", "PrefixRenderer", "SessionState", "label"]
+__all__ = [
+    "Entry",
+    "Operators",
+    "PrefixRenderer",
+    "SessionState",
+    "groups_of",
+    "label",
+    "labelled",
+]
 
 Entry = tuple[Message, int, Provenance]
 """One view message with its token count and provenance."""
@@ -155,3 +163,23 @@ def _first_line(text: str | None) -> str:
         if line.strip():
             return line.strip()[:200]
     return ""
+
+
+def labelled(index: int, entry: Entry, history: History) -> Entry:
+    msg, _, prov = entry
+    if not isinstance(msg, ToolMessage):
+        return entry
+    shown = label(index, msg)
+    return shown, history.count(shown), Provenance(prov.steps, "transformed")
+
+
+def groups_of(view: View) -> dict[int, list[Entry]]:
+    groups: dict[int, list[Entry]] = {}
+    last = -1
+    for entry in zip(view.messages, view.tokens, view.provenance, strict=True):
+        steps = entry[2].steps
+        if isinstance(entry[0], SystemMessage) and not steps:
+            continue
+        last = steps[0] if steps else last
+        groups.setdefault(last, []).append(entry)
+    return groups

@@ -26,7 +26,7 @@ from pydantic import Field
 
 from contextfold.core.errors import ConfigError
 from contextfold.core.history import History, Step
-from contextfold.core.messages import AssistantMessage, SystemMessage, ToolMessage
+from contextfold.core.messages import AssistantMessage, SystemMessage
 from contextfold.core.meter import PRICE_TABLES
 from contextfold.core.view import SYSTEM_PROVENANCE, Provenance, View, ViewBuilder
 from contextfold.strategies.base import StrategyConfig
@@ -36,7 +36,8 @@ from contextfold.strategies.refold.prefix import (
     Operators,
     PrefixRenderer,
     SessionState,
-    label,
+    groups_of,
+    labelled,
 )
 from contextfold.strategies.refold.restore import RESTORE_TOOL, restore_text
 from contextfold.strategies.refold.settled import Settled
@@ -110,7 +111,7 @@ class RefoldStrategy:
     def apply(self, view: View, history: History, budget: int | None) -> View:
         """Chain use: render from an upstream view's messages instead of the raw steps."""
         self._sync(history)
-        groups = _groups(view)
+        groups = groups_of(view)
         self._tail.clear()  # upstream may change any step between calls
         for i, source in enumerate(self._sources):
             if tuple(groups.get(i, ())) != tuple(source):
@@ -288,31 +289,9 @@ class RefoldStrategy:
         for index in range(start, self._observed):
             rendered = self._tail.get(index)
             if rendered is None:
-                rendered = self._tail[index] = [
-                    _labelled(index, e, history) for e in entries(index)
-                ]
+                rendered = self._tail[index] = [labelled(index, e, history) for e in entries(index)]
             out.extend(rendered)
         return out
 
     def _tail_tokens(self, start: int, entries: _Entries) -> int:
         return sum(e[1] for e in self._tail_entries(start, entries))
-
-
-def _labelled(index: int, entry: Entry, history: History) -> Entry:
-    msg, _, prov = entry
-    if not isinstance(msg, ToolMessage):
-        return entry
-    shown = label(index, msg)
-    return shown, history.count(shown), Provenance(prov.steps, "transformed")
-
-
-def _groups(view: View) -> dict[int, list[Entry]]:
-    groups: dict[int, list[Entry]] = {}
-    last = -1
-    for entry in zip(view.messages, view.tokens, view.provenance, strict=True):
-        steps = entry[2].steps
-        if isinstance(entry[0], SystemMessage) and not steps:
-            continue
-        last = steps[0] if steps else last
-        groups.setdefault(last, []).append(entry)
-    return groups
