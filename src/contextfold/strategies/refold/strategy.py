@@ -20,6 +20,7 @@ original content verbatim, and the step is shown in full from the next advance o
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field
@@ -28,7 +29,7 @@ from contextfold.core.errors import ConfigError
 from contextfold.core.history import History, Step
 from contextfold.core.messages import AssistantMessage, SystemMessage
 from contextfold.core.meter import PRICE_TABLES
-from contextfold.core.view import SYSTEM_PROVENANCE, Provenance, View, ViewBuilder
+from contextfold.core.view import SYSTEM_PROVENANCE, Elision, Provenance, View, ViewBuilder
 from contextfold.strategies.base import StrategyConfig
 from contextfold.strategies.refold.markers import INSTRUCTIONS, parse_markers
 from contextfold.strategies.refold.prefix import (
@@ -85,6 +86,7 @@ class RefoldStrategy:
         self.name = "refold"
         self.ops = Operators(cfg.fold, cfg.supersede, cfg.mask, cfg.dedup, cfg.spans, cfg.min_run)
         self._history: History | None = None
+        self._upstream: tuple[Elision, ...] = ()  # elisions of an upstream view (chains)
 
     def _reset(self, history: History) -> None:
         self._history = history
@@ -106,12 +108,18 @@ class RefoldStrategy:
 
     def render(self, history: History, budget: int | None) -> View:
         self._sync(history)
+        self._upstream = ()
         return self._render(budget, self._step_entries)
 
     def apply(self, view: View, history: History, budget: int | None) -> View:
         """Chain use: render from an upstream view's messages instead of the raw steps."""
         self._sync(history)
         groups = groups_of(view)
+        # what upstream left out stays out; refold's restore brings back any step verbatim
+        self._upstream = tuple(
+            e if e.restore else replace(e, restore=f"restore(step={e.steps[0]})")
+            for e in view.elisions
+        )
         self._tail.clear()  # upstream may change any step between calls
         for i, source in enumerate(self._sources):
             if tuple(groups.get(i, ())) != tuple(source):
@@ -278,7 +286,7 @@ class RefoldStrategy:
             (*p.messages, *(e[0] for e in tail)),
             (*p.tokens, *(e[1] for e in tail)),
             (*p.provenance, *(e[2] for e in tail)),
-            p.elisions,
+            (*self._upstream, *p.elisions),
             strategy=self.name,
         )
 
