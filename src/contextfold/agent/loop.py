@@ -117,9 +117,12 @@ class Agent:
         view = self._render()
         completion = self.model.complete(view.messages, self._tools, max_tokens=self.max_tokens)
         usage = completion.usage
-        cached = usage.cached_tokens if usage.prompt_tokens else None
+        reported = usage.prompt_tokens > 0  # the engine's counts, when it gives them
         self.result.meter.record_call(
-            view, completion_tokens=usage.completion_tokens, cached_tokens=cached
+            view,
+            completion_tokens=usage.completion_tokens,
+            cached_tokens=usage.cached_tokens if reported else None,
+            prompt_tokens=usage.prompt_tokens if reported else None,
         )
         if self._keep_views:
             self.result.views.append(view)

@@ -142,9 +142,12 @@ class Meter:
         completion_tokens: int,
         render_ns: int = 0,
         cached_tokens: int | None = None,
+        prompt_tokens: int | None = None,
     ) -> CallRecord:
-        """Account one call that sent ``view``; ``cached_tokens`` overrides the estimate."""
-        prompt = view.total_tokens
+        """Account one call that sent ``view``. A real engine's own counts override the
+        estimates: ``prompt_tokens`` (its template and tool schemas included) and
+        ``cached_tokens`` (what its prefix cache served)."""
+        prompt = view.total_tokens if prompt_tokens is None else prompt_tokens
         if cached_tokens is None:
             shared = shared_prefix_tokens(self._previous, view)
             cached_tokens = shared // self.block_size * self.block_size
