@@ -46,6 +46,9 @@ from contextfold.strategies.supersede import resource_key
 
 __all__ = ["RefoldConfig", "RefoldStrategy"]
 
+_EARLY_RETRY = 8
+"""Calls before pending changes to settled steps that were turned down are weighed again."""
+
 _Entries = Callable[[int], Sequence[Entry]]
 """The messages of one step as the renderer should see them (raw, or from an upstream view)."""
 
@@ -96,7 +99,8 @@ class RefoldStrategy:
         self._steps: list[ViewBuilder] = []  # settled rendering of each step rendered so far
         self._sources: list[Sequence[Entry]] = []  # what each was rendered from
         self._dirty: set[int] = set()  # rendered steps whose rendering is out of date
-        self._changed: set[int] = set()  # steps rendered again since the last advance
+        self._changed: set[int] = set()  # steps whose rendering changed since settled
+        self._early_retry = (0, 0)  # (pending changes, call) when they were last turned down
         self._prefix = Settled.start(self._system(history))
         self._tail: dict[int, list[Entry]] = {}
         self._calls = 0
@@ -201,21 +205,28 @@ class RefoldStrategy:
         return seen[-self.config.window] if len(seen) >= self.config.window else 0
 
     def _consider(self, target: int, entries: _Entries) -> None:
-        """Advance to ``target``. Settling new steps changes the prompt only from the old
-        boundary on, which waiting would not make cheaper; a change to an earlier step (a fold,
-        a supersede) rewrites more, so it waits until the cost rule says it pays, and several
-        then share one rewrite. A restore is applied at once: the agent asked for it."""
+        """Advance to ``target`` when the cost rule says it pays. Changes to steps already
+        settled (a fold, a supersede) rewrite more of the cached prompt, so they are weighed
+        apart and may wait, to share one rewrite later; a restore is applied at once."""
         self._update(target, entries)
-        early = self._first_change()
         cheap = self._extend(target, self._prefix.boundary)
-        if early < self._prefix.boundary:
-            full = self._extend(target, early)
+        if self._early_due():
+            full = self._extend(target, self._first_change())
             restored = not self._state.restored.isdisjoint(self._changed)
             if restored or self.config.advance == "fixed" or self._pays(full, cheap):
                 self._commit(full, applied=True)
                 return
+            self._early_retry = (len(self._changed), self._calls + _EARLY_RETRY)
         if self.config.advance == "fixed" or self._advance_pays(cheap, entries):
             self._commit(cheap, applied=False)
+
+    def _early_due(self) -> bool:
+        """Pending changes to settled steps, new since they were last turned down (or that
+        long ago): weighing them means rebuilding the prefix from the first of them."""
+        if self._first_change() >= self._prefix.boundary:
+            return False
+        seen, retry = self._early_retry
+        return len(self._changed) != seen or self._calls >= retry
 
     def _update(self, target: int, entries: _Entries) -> None:
         """Bring step renderings up to date (they do not depend on the boundary)."""
@@ -238,9 +249,12 @@ class RefoldStrategy:
             step = min(self._dirty)
             self._dirty.discard(step)
             self._sources[step] = source = entries(step)
-            self._steps[step], pointed = self._renderer.render(step, source)
+            before = self._steps[step]
+            after, pointed = self._renderer.render(step, source)
+            self._steps[step] = after
             self._dirty.update(p for p in pointed if p < len(self._steps))
-            self._changed.add(step)
+            if after.messages != before.messages or after.elisions != before.elisions:
+                self._changed.add(step)
 
     def _commit(self, prefix: Settled, *, applied: bool) -> None:
         """Settle ``prefix``; changes to earlier steps stay pending unless ``applied``."""
