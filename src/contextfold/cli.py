@@ -189,6 +189,19 @@ def cache_bench_cmd(
         console.print(f"wrote {json_out}")
 
 
+bench_app = typer.Typer(help="Benchmarks on live environments.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+
+def _register_bench() -> None:
+    from contextfold.bench.sufficiency.command import sufficiency
+
+    bench_app.command("sufficiency")(sufficiency)
+
+
+_register_bench()
+
+
 @app.command()
 def strategies() -> None:
     """List the strategies that can be named by a short name."""

@@ -1,0 +1,152 @@
+"""``contextfold bench sufficiency``: the typer command (registered in :mod:`contextfold.cli`).
+
+Imports only typer and rich at module level; the benchmark itself is imported when it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from contextfold.core.errors import ContextFoldError
+
+if TYPE_CHECKING:
+    from contextfold.bench.sufficiency.runner import RunResult, Setting
+
+__all__ = ["sufficiency"]
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def sufficiency(
+    domain: Annotated[str, typer.Option(help="tau2 domain: airline, retail or telecom.")],
+    strategy: Annotated[
+        list[str],
+        typer.Option("--strategy", "-s", help="Strategy name, 'name key=value', path or YAML."),
+    ] = ["full"],  # noqa: B006  (typer reads the default)
+    budget: Annotated[
+        list[int], typer.Option(help="Context budget in tokens (repeat it); none: unlimited.")
+    ] = [],  # noqa: B006
+    noisy: Annotated[bool, typer.Option("--noisy", help="Pad tool outputs (noisy mode).")] = False,
+    both: Annotated[bool, typer.Option("--both", help="Run normal and noisy mode.")] = False,
+    tasks: Annotated[int | None, typer.Option(help="Only the first N tasks.")] = None,
+    task: Annotated[list[str], typer.Option("--task", help="Only these task ids.")] = [],  # noqa: B006
+    workers: Annotated[int, typer.Option(help="Processes (tasks run in parallel).")] = 2,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the rows here.")] = None,
+    plot: Annotated[Path | None, typer.Option(help="Draw context tokens per step (PNG).")] = None,
+) -> None:
+    """Does a folded context still hold what the next action needs? A context-dependent oracle
+    on tau2 tasks, per strategy x budget x mode: reward, redundant calls, tokens, cost."""
+    from contextfold.bench.sufficiency.runner import Setting, aggregate
+
+    modes = [False, True] if both else [noisy]
+    budgets: list[int | None] = [*budget] or [None]
+    settings = [Setting(s, b, m) for s in strategy for b in budgets for m in modes]
+    try:
+        results, wall = _run(domain, settings, task, tasks, workers)
+        if plot is not None:
+            from contextfold.bench.sufficiency.plot import plot_context
+
+            plot_context(results, plot, title=f"{domain}: context tokens per step")
+    except ContextFoldError as exc:
+        err_console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from exc
+    rows = aggregate(results)
+    count = len({r.task_id for r in results})
+    wide = console if console.is_terminal else Console(width=160)  # logs: do not squeeze it
+    wide.print(_table(rows, results, title=f"sufficiency: {domain}, {count} tasks"))
+    console.print(f"wall time {wall:.1f} s")
+    _print_failures(results)
+    if json_out is not None:
+        json_out.write_text(json.dumps(rows, indent=1))
+        console.print(f"wrote {json_out}")
+    if plot is not None:
+        console.print(f"wrote {plot}")
+
+
+def _run(
+    domain: str, settings: list[Setting], only: list[str], first: int | None, workers: int
+) -> tuple[list[RunResult], float]:
+    """Run the matrix over the domain's scorable tasks with a progress bar; results and wall
+    time in seconds."""
+    from contextfold.bench.sufficiency.runner import run_matrix
+    from contextfold.envs.tau2 import list_tasks
+
+    scorable = list_tasks(domain, model_free=True)
+    ids = [t for t in scorable if not only or t in only][:first]
+    console.print(
+        f"{domain}: {len(scorable)} of {len(list_tasks(domain))} tasks are scored without a "
+        f"model; running {len(ids)} x {len(settings)} settings on {workers} processes"
+    )
+    start = time.perf_counter()
+    with _progress() as progress:
+        bar = progress.add_task(domain, total=len(ids))
+        results = run_matrix(
+            domain, ids, settings, workers=workers, on_task=lambda _: progress.advance(bar)
+        )
+    return results, time.perf_counter() - start
+
+
+def _table(rows: list[dict[str, object]], results: list[RunResult], *, title: str) -> Table:
+    table = Table(title=title)
+    heads = ["strategy", "budget", "mode", "tasks", "reward", "redundant", "steps"]
+    heads += ["prompt tok", "peak ctx", "forced", "cost $", "over budget", "skipped"]
+    for head in heads:
+        table.add_column(head, justify="left" if head == "strategy" else "right")
+    for row in rows:
+        runs = [
+            r
+            for r in results
+            if (r.setting.strategy, r.setting.budget, r.setting.noisy)
+            == (row["strategy"], row["budget"], row["noisy"])
+        ]
+        table.add_row(
+            str(row["strategy"]),
+            str(row["budget"] or "-"),
+            "noisy" if row["noisy"] else "normal",
+            str(row["tasks"]),
+            f"{row['reward_mean']:.3f}",
+            f"{row['redundant_calls']:.2f}",
+            f"{row['steps']:.1f}",
+            f"{row['prompt_tokens']:,.0f}",
+            f"{row['peak_context_tokens']:,.0f}",
+            f"{row['forced_compactions']:.2f}",
+            f"{row['cost_usd']:.4f}",
+            str(sum(r.error is not None for r in runs)),
+            str(sum(len(r.skipped) for r in runs)),
+        )
+    return table
+
+
+def _print_failures(results: list[RunResult], limit: int = 10) -> None:
+    """The first runs that scored below 1, and why (skipped actions, untold items, errors)."""
+    failed = [r for r in results if r.reward < 1.0]
+    for r in failed[:limit]:
+        s = r.setting
+        why = r.error or f"skipped {r.skipped or 'nothing'}, untold {r.untold or 'nothing'}"
+        console.print(
+            f"[yellow]reward {r.reward:.0f}[/yellow] {s.strategy} budget={s.budget} "
+            f"{'noisy' if s.noisy else 'normal'} task {r.task_id}: {why}",
+            soft_wrap=True,
+        )
+    if len(failed) > limit:
+        console.print(f"... and {len(failed) - limit} more runs below reward 1")
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )

@@ -1,0 +1,290 @@
+"""Run the oracle over tau2 tasks for each strategy x budget x mode, and aggregate.
+
+One run is one task under one :class:`Setting`: the task's :class:`~.plan.Plan`, the
+:class:`~.oracle.Oracle` as the model, the :class:`~.user.ScriptedUser`, a fresh episode of the
+environment (:class:`~.session.SessionEnv`, padded by :class:`~.noise.NoisyEnv` in noisy mode)
+and the strategy, through the real :class:`~contextfold.agent.loop.Agent` loop with the budget
+(forced compactions included). The reward is tau2's evaluator on the agent's history; a run the
+strategy cannot fit in the budget (:class:`~contextfold.core.errors.ContextBudgetError`) scores 0.
+
+:class:`TaskRunner` runs all settings of one task in one process and shares what does not depend
+on the setting: the plan, the memo of tool outputs, and the scores. Scoring is slow (the
+evaluator rebuilds the database twice), so a score is cached under a key holding everything the
+evaluator reads (:meth:`TaskRunner.score_key`); runs that differ only by repeated reads and
+restores share it.
+
+Rows (:func:`aggregate`) are per domain x setting; every number but ``tasks`` is a mean over
+the tasks (``prompt_tokens``: prompt tokens sent over a session, cumulative; ``peak_context_
+tokens``: the largest prompt of a session; ``cost_usd``: its cost under the default price table).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from contextfold.agent.loop import Agent
+from contextfold.bench.sufficiency.noise import NoisyEnv
+from contextfold.bench.sufficiency.oracle import Oracle
+from contextfold.bench.sufficiency.plan import build_plan
+from contextfold.bench.sufficiency.session import SessionEnv, TaskEnvs
+from contextfold.bench.sufficiency.user import ScriptedUser
+from contextfold.core.errors import ContextBudgetError
+from contextfold.core.history import History
+from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
+from contextfold.envs.tau2 import Tau2Env
+from contextfold.strategies.registry import build_strategy
+
+__all__ = [
+    "ROW_KEYS",
+    "RunResult",
+    "Setting",
+    "TaskRunner",
+    "aggregate",
+    "result_json",
+    "run_matrix",
+    "run_one",
+    "run_task",
+]
+
+ROW_KEYS = (
+    "strategy",
+    "budget",
+    "noisy",
+    "domain",
+    "tasks",
+    "reward_mean",
+    "redundant_calls",
+    "steps",
+    "prompt_tokens",
+    "peak_context_tokens",
+    "forced_compactions",
+    "cost_usd",
+)
+"""The keys of every aggregated row (``--json``), in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One cell of the matrix: a strategy spec, a budget (None: unlimited), a mode."""
+
+    strategy: str
+    budget: int | None = None
+    noisy: bool = False
+
+
+@dataclass(slots=True)
+class RunResult:
+    """One task under one setting."""
+
+    domain: str
+    task_id: str
+    setting: Setting
+    reward: float
+    redundant_calls: int
+    steps: int
+    """Model calls (agent turns)."""
+    prompt_tokens: int
+    peak_context_tokens: int
+    forced_compactions: int
+    cost_usd: float
+    context: list[int] = field(default_factory=list)
+    """Context tokens of each model call, in order."""
+    skipped: list[str] = field(default_factory=list)
+    untold: list[str] = field(default_factory=list)
+    error: str | None = None
+    """Why the run was cut short (the strategy could not fit the budget), if it was."""
+    stop: str = ""
+    """How the session ended (``user_stop`` normally)."""
+
+
+class TaskRunner:
+    """Runs one task under many settings in one process, sharing its plan, the memo of tool
+    outputs (:class:`~.session.TaskEnvs`) and the scores."""
+
+    def __init__(self, domain: str, task_id: str) -> None:
+        self.domain, self.task_id = domain, str(task_id)
+        self.plan = build_plan(domain, self.task_id)
+        self.envs = TaskEnvs(domain, self.task_id)
+        self.rewards: dict[str, float] = {}
+        self.scored = 0
+        """Runs scored by tau2's evaluator (the others hit the cache)."""
+
+    def run(self, setting: Setting) -> RunResult:
+        """Run the oracle under ``setting`` and score it."""
+        plan, session = self.plan, SessionEnv(self.envs)
+        oracle, user = Oracle(plan), ScriptedUser(plan, session)
+        noisy = NoisyEnv(session, plan) if setting.noisy else None
+        history = History(SystemMessage(self.envs.live.system_prompt()))
+        agent = Agent(
+            oracle,
+            build_strategy(setting.strategy),
+            noisy or session,
+            history=history,
+            user=user,
+            budget=setting.budget,
+            max_steps=8 * len(plan.actions) + 20,  # recovery: at most 7 calls per action
+        )
+        error = None
+        try:
+            stop: str = agent.run(user.respond([])).stop
+        except ContextBudgetError as exc:
+            stop, error = "max_steps", str(exc)
+        reward = 0.0 if error else self.reward(_real(history.messages(), noisy), session, stop)
+        return self._result(setting, agent, oracle, reward, error, stop)
+
+    def _result(
+        self,
+        setting: Setting,
+        agent: Agent,
+        oracle: Oracle,
+        reward: float,
+        error: str | None,
+        stop: str,
+    ) -> RunResult:
+        meter = agent.result.meter
+        return RunResult(
+            self.domain,
+            self.task_id,
+            setting,
+            reward,
+            oracle.recovery_stats.redundant_calls,
+            len(meter.calls),
+            meter.prompt_tokens,
+            meter.peak_context_tokens,
+            agent.result.forced_compactions,
+            sum(c.cost_usd for c in meter.calls),
+            [c.prompt_tokens for c in meter.calls],
+            oracle.stats.skipped,
+            oracle.stats.untold,
+            error,
+            stop,
+        )
+
+    def reward(self, messages: Sequence[Message], session: SessionEnv, stop: str) -> float:
+        """tau2's reward for the conversation, cached under :meth:`score_key`."""
+        key = self.score_key(messages, session, stop)
+        if key not in self.rewards:
+            env = self.envs.live  # its database state plays no part in scoring
+            if session.user_side:  # the user's own calls must be in the scored trajectory
+                env = Tau2Env(self.domain, self.task_id)
+                for position, traffic in session.user_side.items():
+                    env.record_user_side(position, traffic)
+            self.rewards[key] = env.reward(messages, stop=stop).reward
+            self.scored += 1
+        return self.rewards[key]
+
+    def score_key(self, messages: Sequence[Message], session: SessionEnv, stop: str) -> str:
+        """Everything the evaluator reads: the calls in order (a read repeated with the same
+        arguments left out: it changes neither the database nor the set of calls) with the
+        user's own calls in place, and the agent's texts."""
+        tools = {t["function"]["name"] for t in session.tools()}
+        seen: set[str] = set()
+        parts: list[Any] = [stop]
+        side = session.user_side
+        chat = [m for m in messages if not isinstance(m, SystemMessage)]
+        for position, message in enumerate(chat):
+            parts += [_calls(m) for m in side.get(position, ())]
+            if not isinstance(message, AssistantMessage):
+                continue
+            for call in message.tool_calls:
+                key = f"{call.name}:{call.arguments}"
+                read = not self.envs.changes_state(("agent", call.name, "{}"))
+                if call.name in tools and not (read and key in seen):
+                    parts.append(key)
+                seen.add(key)
+            parts.append(message.content or "")
+        parts += [_calls(m) for p in sorted(side) if p >= len(chat) for m in side[p]]
+        return json.dumps(parts)
+
+
+def _real(messages: list[Message], noisy: NoisyEnv | None) -> list[Message]:
+    """The conversation with each padded tool output replaced by the real one."""
+    if noisy is None:
+        return messages
+    real = noisy.originals
+    return [
+        ToolMessage(real[m.content], m.tool_call_id, name=m.name)
+        if isinstance(m, ToolMessage) and m.content in real
+        else m
+        for m in messages
+    ]
+
+
+def _calls(message: Message) -> list[str]:
+    if not isinstance(message, AssistantMessage):
+        return []
+    return [f"user:{c.name}:{c.arguments}" for c in message.tool_calls]
+
+
+def run_one(domain: str, task_id: str, setting: Setting) -> RunResult:
+    """Run the oracle on one task under one setting and score it."""
+    return TaskRunner(domain, task_id).run(setting)
+
+
+def run_task(domain: str, task_id: str, settings: Sequence[Setting]) -> list[RunResult]:
+    """Every setting on one task (one job of :func:`run_matrix`)."""
+    runner = TaskRunner(domain, task_id)
+    return [runner.run(s) for s in settings]
+
+
+def run_matrix(
+    domain: str,
+    task_ids: Sequence[str],
+    settings: Sequence[Setting],
+    *,
+    workers: int = 1,
+    on_task: Callable[[str], None] | None = None,
+) -> list[RunResult]:
+    """Every setting on every task; ``workers`` > 1 runs tasks in that many processes."""
+    for setting in settings:
+        build_strategy(setting.strategy)  # a bad spec fails before any work
+    results: list[RunResult] = []
+    if workers <= 1:
+        for task_id in task_ids:
+            results += run_task(domain, task_id, settings)
+            if on_task is not None:
+                on_task(task_id)
+        return results
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        jobs = [pool.submit(run_task, domain, t, list(settings)) for t in task_ids]
+        for task_id, job in zip(task_ids, jobs, strict=True):
+            results += job.result()
+            if on_task is not None:
+                on_task(task_id)
+    return results
+
+
+def aggregate(results: Sequence[RunResult]) -> list[dict[str, Any]]:
+    """One row per domain x setting, with exactly :data:`ROW_KEYS`; means over tasks."""
+    groups: dict[tuple[str, Setting], list[RunResult]] = {}
+    for r in results:
+        groups.setdefault((r.domain, r.setting), []).append(r)
+    rows = []
+    for (domain, setting), runs in groups.items():
+        n = len(runs)
+        rows.append(
+            {
+                "strategy": setting.strategy,
+                "budget": setting.budget,
+                "noisy": setting.noisy,
+                "domain": domain,
+                "tasks": n,
+                "reward_mean": sum(r.reward for r in runs) / n,
+                "redundant_calls": sum(r.redundant_calls for r in runs) / n,
+                "steps": sum(r.steps for r in runs) / n,
+                "prompt_tokens": sum(r.prompt_tokens for r in runs) / n,
+                "peak_context_tokens": sum(r.peak_context_tokens for r in runs) / n,
+                "forced_compactions": sum(r.forced_compactions for r in runs) / n,
+                "cost_usd": sum(r.cost_usd for r in runs) / n,
+            }
+        )
+    return rows
+
+
+def result_json(result: RunResult) -> dict[str, Any]:
+    """One run as JSON (for logs and plots)."""
+    return {**asdict(result), "setting": asdict(result.setting)}
