@@ -11,9 +11,10 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape as rich_escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
+from contextfold.bench.report import progress_bar
 from contextfold.core.errors import ContextFoldError
 
 app = typer.Typer(
@@ -273,14 +274,7 @@ def _run_replay(
 
 
 def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    )
+    return progress_bar(err_console)
 
 
 def _fail(message: str) -> NoReturn:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from contextfold.bench.replay import ReplayResult
 
-__all__ = ["replay_table"]
+__all__ = ["progress_bar", "replay_table"]
 
 _Fmt = Callable[[float], str]
 
@@ -54,3 +56,15 @@ def _bytes(value: float) -> str:
             return f"{value:,.1f} {unit}"
         value /= 1024
     return f"{value:,.1f} TiB"
+
+
+def progress_bar(console: Console) -> Progress:
+    """The progress bar every batch command shows (on stderr, gone when done)."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
+from contextfold.bench.report import progress_bar
 from contextfold.core.errors import ContextFoldError
 
 if TYPE_CHECKING:
@@ -142,11 +143,4 @@ def _print_failures(results: list[RunResult], limit: int = 10) -> None:
 
 
 def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    )
+    return progress_bar(err_console)
