@@ -4,6 +4,7 @@ import json
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from contextfold.core.errors import MessageFormatError
 from contextfold.core.messages import (
@@ -11,6 +12,7 @@ from contextfold.core.messages import (
     Message,
     ToolCall,
     UserMessage,
+    common_prefix,
     from_openai,
     to_openai,
 )
@@ -80,3 +82,13 @@ def test_malformed_arguments_are_reported_when_parsed() -> None:
     call = ToolCall("c", "f", "{not json")
     with pytest.raises(MessageFormatError, match="malformed JSON arguments"):
         call.parsed_arguments()
+
+
+@given(st.lists(st.integers(0, 3), max_size=30), st.lists(st.integers(0, 3), max_size=30))
+def test_common_prefix_matches_a_plain_walk(a: list[int], b: list[int]) -> None:
+    msgs_a = [UserMessage(str(i)) for i in a]
+    msgs_b = [UserMessage(str(i)) for i in b]
+    walk = 0
+    while walk < min(len(a), len(b)) and a[walk] == b[walk]:
+        walk += 1
+    assert common_prefix(msgs_a, msgs_b) == walk

@@ -210,7 +210,6 @@ def test_restore_tool_refuses_bad_arguments() -> None:
 
 def test_in_a_chain_upstream_elisions_are_kept_and_become_restorable() -> None:
     replies = [act(i, "read_file", path="a.py") for i in range(1, 4)]
-    agent, _ = run(replies, **{})  # warm-up shape check with the plain strategy
     chain = build_strategy({"type": "chain", "strategies": ["clip max_chars=100", "refold"]})
     history = History(SystemMessage("s"))
     model = ScriptedModel([*replies, AssistantMessage("done")])
@@ -219,4 +218,3 @@ def test_in_a_chain_upstream_elisions_are_kept_and_become_restorable() -> None:
     clips = [e for e in last.elisions if e.reason == "clip"]
     assert clips and all(e.restore == f"restore(step={e.steps[0]})" for e in clips)
     assert last.unrecoverable_tokens == 0
-    assert agent.result.views[-1].unrecoverable_tokens == 0

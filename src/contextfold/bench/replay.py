@@ -22,7 +22,7 @@ from contextfold.core.protocols import Strategy
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import render_checked
 from contextfold.importers.base import Trajectory
-from contextfold.strategies.registry import build_strategy
+from contextfold.strategies.registry import build_strategy, spec_dict
 
 __all__ = ["ReplayResult", "StrategyResult", "replay", "replay_one"]
 
@@ -167,17 +167,10 @@ def replay_one(
 
 
 def spec_label(spec: StrategySpec) -> str:
-    if isinstance(spec, str):
-        return " ".join(spec.split()) if "\n" not in spec else _type_of(spec)
-    return str(spec.get("type", "?"))
-
-
-def _type_of(text: str) -> str:
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == "type":
-            return value.strip()
-    return "?"
+    """The column label: a short spec as written, a YAML or dict spec by its ``type``."""
+    if isinstance(spec, str) and "\n" not in spec:
+        return " ".join(spec.split())
+    return str(spec_dict(spec).get("type", "?"))
 
 
 def _row(traj: Trajectory, steps: Sequence[Step], meter: Meter) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from contextfold.core.errors import ConfigError
-from contextfold.core.messages import Message
+from contextfold.core.messages import common_prefix
 from contextfold.core.view import View
 
 __all__ = [
@@ -101,13 +101,7 @@ def shared_prefix_tokens(previous: View | None, current: View) -> int:
     """Tokens of the leading messages ``current`` shares with ``previous`` (not block-rounded)."""
     if previous is None:
         return 0
-    shared = 0
-    old: tuple[Message, ...] = previous.messages
-    for i, (msg, tokens) in enumerate(zip(current.messages, current.tokens, strict=True)):
-        if i >= len(old) or not (old[i] is msg or old[i] == msg):
-            break
-        shared += tokens
-    return shared
+    return sum(current.tokens[: common_prefix(previous.messages, current.messages)])
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from contextfold.core.errors import ViewError
-from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
+from contextfold.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolMessage,
+    common_prefix,
+)
 
 if TYPE_CHECKING:
     from contextfold.core.history import History, Step
@@ -29,7 +35,6 @@ __all__ = [
     "ViewBuilder",
     "check_view",
     "render_checked",
-    "view_of",
 ]
 
 _Fail = Callable[[str], ViewError]
@@ -163,15 +168,7 @@ def _unchanged_prefix(msgs: tuple[Message, ...], history: History, prev: _Checke
     if prev is None or prev.history() is not history:
         return 0
     old = prev.messages
-    n = min(len(old), len(msgs))
-    if msgs[:n] == old[:n]:
-        common = n
-    else:
-        lo, hi = 0, n  # msgs[:lo] == old[:lo]; msgs[:hi] != old[:hi]
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if msgs[:mid] == old[:mid] else (lo, mid)
-        common = lo
+    common = common_prefix(msgs, old)
     while common < len(old) and common > 0 and isinstance(old[common], ToolMessage):
         common -= 1
     return common
@@ -224,20 +221,6 @@ def _check_latest_user(
         if index in view.provenance[pos].steps and view.messages[pos] == wanted:
             return index, pos
     raise fail(f"the latest user message (step {index}) is missing")
-
-
-def view_of(
-    messages: Sequence[Message],
-    tokens: Sequence[int],
-    provenance: Sequence[Provenance],
-    elisions: Sequence[Elision] = (),
-    *,
-    strategy: str,
-) -> View:
-    """Build a :class:`View` from any sequences (convenience for strategies)."""
-    return View(
-        tuple(messages), tuple(tokens), tuple(provenance), tuple(elisions), strategy=strategy
-    )
 
 
 class ViewBuilder:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from contextfold.core.messages import Message, message_text
+from contextfold.core.messages import Message, common_prefix, message_text
 from contextfold.core.protocols import Completion, Usage
 from contextfold.core.tokens import ApproxCounter, TokenCounter, count_messages
 from contextfold.models._tools import ModelError, Reply, to_assistant
@@ -82,7 +82,7 @@ class ScriptedModel:
         counts = count_messages(self._counter, sent)
         usage = Usage(
             prompt_tokens=sum(counts),
-            cached_tokens=sum(counts[: _shared_prefix(self._previous, sent)]),
+            cached_tokens=sum(counts[: common_prefix(self._previous, sent)]),
             completion_tokens=self._counter.count_batch([message_text(message)])[0],
         )
         completion = Completion(message, usage)
@@ -101,13 +101,3 @@ class ScriptedModel:
                 f"replies and all were used; call #{position + 1} has none left"
             )
         return self._replies[position]
-
-
-def _shared_prefix(previous: Sequence[Message], current: Sequence[Message]) -> int:
-    """How many leading messages the two calls share."""
-    shared = 0
-    for old, new in zip(previous, current, strict=False):
-        if old != new:
-            break
-        shared += 1
-    return shared

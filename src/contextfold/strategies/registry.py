@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from contextfold.core.errors import ConfigError
 from contextfold.core.protocols import Strategy
 
-__all__ = ["STRATEGIES", "build_strategy", "strategy_class"]
+__all__ = ["STRATEGIES", "build_strategy", "spec_dict", "strategy_class"]
 
 STRATEGIES: dict[str, str] = {
     "full": "contextfold.strategies.full:FullStrategy",
@@ -48,7 +48,7 @@ def build_strategy(spec: str | Mapping[str, Any] | Strategy) -> Strategy:
     """Build a strategy from a spec (see the module docstring); raises :class:`ConfigError`."""
     if isinstance(spec, Strategy):
         return spec
-    options = _spec_to_dict(spec)
+    options = spec_dict(spec)
     kind = options.pop("type", None)
     if not isinstance(kind, str) or not kind:
         raise ConfigError(f"strategy spec {spec!r} has no 'type' naming the strategy")
@@ -80,7 +80,8 @@ def strategy_class(name: str) -> Any:
     return cls
 
 
-def _spec_to_dict(spec: str | Mapping[str, Any]) -> dict[str, Any]:
+def spec_dict(spec: str | Mapping[str, Any]) -> dict[str, Any]:
+    """A spec in any accepted form as a dict with a ``type`` (not yet validated)."""
     if isinstance(spec, Mapping):
         return dict(spec)
     text = spec.strip()
