@@ -142,18 +142,8 @@ class History:
     def open(cls, store: Store, session_id: str, *, counter: TokenCounter | None = None) -> History:
         """Reopen a stored session exactly as it was (steps, counts, hashes, metadata)."""
         record = store.load_session(session_id)
-        history = cls.__new__(cls)
-        history.counter = counter or ApproxCounter()
-        history.system = record.system
-        history.system_tokens = (
-            count_messages(history.counter, [record.system])[0] if record.system else 0
-        )
-        history.meta = dict(record.meta)
-        history.session_id = session_id
-        history._store = store
-        history._steps = []
-        history._latest_user = None
-        history._counted = {}
+        history = cls(record.system, counter=counter, meta=record.meta)  # no store: nothing new
+        history.session_id, history._store = session_id, store  # is written on reopening
         same_counter = record.counter == history.counter.name
         for step in record.steps:
             if not same_counter:  # counts were made by another tokenizer: recount in memory
