@@ -277,7 +277,7 @@ def test_recall_archives_oldest_outputs_past_the_trigger() -> None:
             f"[output of step {step} moved to the archive as #{step}; call recall(id={step}) "
             "to see it, or recall(query=...) to search]"
         )
-    assert [e.restore for e in view.elisions] == [f"recall(id={s})" for s in archived]
+    assert [str(e.restore) for e in view.elisions] == [f"recall(id={s})" for s in archived]
     assert {e.reason for e in view.elisions} == {"recall"} and view.unrecoverable_tokens == 0
 
 

@@ -5,7 +5,7 @@ import pytest
 from contextfold.core.errors import ConfigError
 from contextfold.core.messages import SystemMessage, UserMessage
 from contextfold.core.meter import PRICE_TABLES, PROFILES, Meter, get_profile
-from contextfold.core.view import Provenance, View
+from contextfold.core.view import Provenance, RestorePath, View
 
 
 def _view(*sizes: int, first: str = "a") -> View:
@@ -65,7 +65,7 @@ def test_summary_removed_and_unrecoverable() -> None:
         (SystemMessage("s"),),
         (10,),
         (Provenance(()),),
-        (Elision((1,), "dedup", 30, "restore(step=1)"), Elision((2,), "window", 12, None)),
+        (Elision((1,), "dedup", 30, RestorePath.step(1)), Elision((2,), "window", 12, None)),
     )
     meter = Meter()
     meter.record_call(view, completion_tokens=0)

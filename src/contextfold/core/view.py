@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -31,9 +31,11 @@ __all__ = [
     "SYSTEM_PROVENANCE",
     "Elision",
     "Provenance",
+    "RestorePath",
     "View",
     "ViewBuilder",
     "check_view",
+    "offered_tools",
     "render_checked",
 ]
 
@@ -53,6 +55,33 @@ SYSTEM_PROVENANCE = Provenance((), "verbatim")
 
 
 @dataclass(frozen=True, slots=True)
+class RestorePath:
+    """How the agent gets an elided part back: a call of one of the strategy's tools.
+
+    ``str(path)`` is the call as the agent would write it, e.g. ``restore(step=12)``.
+    """
+
+    tool: str
+    """The tool's name; the view check requires the strategy to offer it."""
+    arguments: tuple[tuple[str, int | str], ...] = ()
+    """The call's arguments as (name, value) pairs, in order."""
+
+    @classmethod
+    def step(cls, step: int, *, tool: str = "restore") -> RestorePath:
+        """``restore(step=N)``: any step's original content, from the history."""
+        return cls(tool, (("step", step),))
+
+    def as_dict(self) -> dict[str, int | str]:
+        return dict(self.arguments)
+
+    def __str__(self) -> str:
+        args = ", ".join(
+            f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in self.arguments
+        )
+        return f"{self.tool}({args})"
+
+
+@dataclass(frozen=True, slots=True)
 class Elision:
     """Something the view leaves out: what, why, how many tokens, and how to get it back."""
 
@@ -62,8 +91,8 @@ class Elision:
     """Short machine-readable cause, e.g. ``"dedup"``, ``"stale"``, ``"window"``, ``"clip"``."""
     tokens: int
     """Tokens left out of this view (the original count minus what stands in for it)."""
-    restore: str | None
-    """How to get it back, e.g. ``"restore(step=12)"``; None means it cannot be restored."""
+    restore: RestorePath | None
+    """How to get it back, e.g. ``restore(step=12)``; None means it cannot be restored."""
 
     @property
     def recoverable(self) -> bool:
@@ -106,13 +135,22 @@ def render_checked(strategy: Strategy, history: History, budget: int | None = No
         previous = _CHECKED.get(strategy)
     except TypeError:  # not weak-referenceable: check in full
         previous = None
-    checked = _check(view, history, strategy.name, previous)
+    checked = _check(view, history, strategy.name, previous, offered_tools(strategy))
     with contextlib.suppress(TypeError):
         _CHECKED[strategy] = checked
     return view
 
 
-def check_view(view: View, history: History, *, strategy: str) -> None:
+def offered_tools(strategy: Strategy) -> frozenset[str]:
+    """Names of the tools a strategy offers the agent (none unless it is a ToolProvider)."""
+    from contextfold.core.protocols import ToolProvider
+
+    if not isinstance(strategy, ToolProvider):
+        return frozenset()
+    return frozenset(t["function"]["name"] for t in strategy.tools())
+
+
+def check_view(view: View, history: History, *, strategy: str, tools: Collection[str] = ()) -> None:
     """Raise :class:`ViewError` unless the view keeps every invariant.
 
     - message, token and provenance tuples have the same length;
@@ -122,9 +160,11 @@ def check_view(view: View, history: History, *, strategy: str) -> None:
       one contiguous run, and no tool result is an orphan;
     - the latest user message of the history is present verbatim;
     - no empty message (a system or user message without text, an assistant message with
-      neither text nor tool calls). An empty *tool result* is allowed: it is a real answer.
+      neither text nor tool calls). An empty *tool result* is allowed: it is a real answer;
+    - every elision's restore path names a tool in ``tools`` (the strategy's own tools): an
+      elision counts as recoverable only if the agent is offered a tool that brings it back.
     """
-    _check(view, history, strategy, None)
+    _check(view, history, strategy, None, frozenset(tools))
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +180,13 @@ class _Checked:
 _CHECKED: weakref.WeakKeyDictionary[object, _Checked] = weakref.WeakKeyDictionary()
 
 
-def _check(view: View, history: History, strategy: str, previous: _Checked | None) -> _Checked:
+def _check(
+    view: View,
+    history: History,
+    strategy: str,
+    previous: _Checked | None,
+    tools: frozenset[str],
+) -> _Checked:
     step = len(history) - 1 if len(history) else None
 
     def fail(problem: str) -> ViewError:
@@ -158,7 +204,20 @@ def _check(view: View, history: History, strategy: str, previous: _Checked | Non
     if pending:
         raise fail(f"tool calls {sorted(pending)} are not answered")
     user = _check_latest_user(view, history, fail, previous if start else None, start)
+    _check_restore_paths(view.elisions, tools, fail)
     return _Checked(weakref.ref(history), msgs, user)
+
+
+def _check_restore_paths(elisions: Sequence[Elision], tools: frozenset[str], fail: _Fail) -> None:
+    named = {e.restore.tool for e in elisions if e.restore is not None}
+    missing = named - tools
+    if missing:
+        offered = ", ".join(sorted(tools)) or "none"
+        raise fail(
+            f"elisions name the restore tool(s) {sorted(missing)}, which the strategy does not "
+            f"offer (it offers: {offered}); offer the tool or record the elision as "
+            "unrecoverable (restore=None)"
+        )
 
 
 def _unchanged_prefix(msgs: tuple[Message, ...], history: History, prev: _Checked | None) -> int:

@@ -9,14 +9,16 @@ baseline that cache-aware strategies are judged against. By default nothing can 
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import Field
 
 from contextfold.core.history import History
 from contextfold.core.messages import ToolMessage
-from contextfold.core.view import View
+from contextfold.core.view import RestorePath, View
 from contextfold.strategies.base import StrategyConfig
+from contextfold.strategies.restore import RESTORE_TOOL, call_restore
 from contextfold.strategies.transform import (
     Edit,
     TransformStrategy,
@@ -43,6 +45,15 @@ class MaskStrategy(TransformStrategy):
         self.config = config or MaskConfig()
         self.name = "mask"
 
+    def tools(self) -> list[dict[str, Any]]:
+        """``restore`` when the masks are reversible (their stubs name it); else none."""
+        return [RESTORE_TOOL] if self.config.reversible else []
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any], history: History) -> str:
+        if not self.config.reversible:
+            return f"error: mask offers no tool {name!r} (it is not reversible)"
+        return call_restore(self.name, name, arguments, history)
+
     def apply(self, view: View, history: History, budget: int | None) -> View:
         steps = observation_steps(view)
         masked = set(steps[: max(len(steps) - self.config.keep, 0)])
@@ -51,6 +62,6 @@ class MaskStrategy(TransformStrategy):
             if isinstance(msg, ToolMessage) and masked.intersection(prov.steps):
                 step = prov.steps[0]
                 text = self.config.placeholder.format(step=step)
-                restore = f"restore(step={step})" if self.config.reversible else None
+                restore = RestorePath.step(step) if self.config.reversible else None
                 edits[pos] = Edit(tool_stub(msg, text), "mask", restore)
         return rewrite(view, edits, history, strategy=self.name)

@@ -23,7 +23,7 @@ from pydantic import Field
 
 from contextfold.core.history import History
 from contextfold.core.messages import Message, ToolMessage
-from contextfold.core.view import View
+from contextfold.core.view import RestorePath, View
 from contextfold.strategies.base import StrategyConfig
 from contextfold.strategies.transform import Edit, TransformStrategy, rewrite, tool_stub
 
@@ -115,7 +115,7 @@ class RecallStrategy(TransformStrategy):
         key = (step, message)
         if key not in self._edits:
             stub = tool_stub(message, STUB.format(step=step))
-            self._edits[key] = Edit(stub, "recall", f"recall(id={step})")
+            self._edits[key] = Edit(stub, "recall", RestorePath("recall", (("id", step),)))
         return self._edits[key]
 
     def tools(self) -> list[dict[str, Any]]:

@@ -10,12 +10,14 @@ stub naming the step that holds the newer copy; the original is restorable with
 from __future__ import annotations
 
 import json
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, ToolCall, ToolMessage
-from contextfold.core.view import View
+from contextfold.core.view import RestorePath, View
 from contextfold.strategies.base import StrategyConfig
+from contextfold.strategies.restore import RESTORE_TOOL, call_restore
 from contextfold.strategies.transform import Edit, TransformStrategy, rewrite, tool_stub
 
 __all__ = ["SupersedeConfig", "SupersedeStrategy", "resource_key", "superseded_stub"]
@@ -53,6 +55,13 @@ class SupersedeStrategy(TransformStrategy):
         self.config = config or SupersedeConfig()
         self.name = "supersede"
 
+    def tools(self) -> list[dict[str, Any]]:
+        """``restore``: every stub this strategy writes names it."""
+        return [RESTORE_TOOL]
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any], history: History) -> str:
+        return call_restore(self.name, name, arguments, history)
+
     def apply(self, view: View, history: History, budget: int | None) -> View:
         latest: dict[str, int] = {}
         keys: dict[tuple[int, str], str] = {}  # (step, call id): call ids may repeat across steps
@@ -69,5 +78,5 @@ class SupersedeStrategy(TransformStrategy):
             newer = latest.get(keys.get((step, msg.tool_call_id), ""), -1)
             if newer > step:
                 stub = tool_stub(msg, superseded_stub(step, newer, msg.name))
-                edits[pos] = Edit(stub, "supersede", f"restore(step={step})")
+                edits[pos] = Edit(stub, "supersede", RestorePath.step(step))
         return rewrite(view, edits, history, strategy=self.name)

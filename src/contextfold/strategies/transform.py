@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from contextfold.core.history import History, Step
 from contextfold.core.messages import Message, ToolMessage
-from contextfold.core.view import Elision, Provenance, View, ViewBuilder
+from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
 from contextfold.strategies.full import FullStrategy
 
 __all__ = ["Edit", "TransformStrategy", "observation_steps", "rewrite", "tool_stub"]
@@ -25,7 +25,7 @@ class Edit:
 
     message: Message | None
     reason: str
-    restore: str | None
+    restore: RestorePath | None
     """Restore path recorded in the elision; None when the content cannot be got back."""
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
-from contextfold.core.view import Elision, Provenance, View, ViewBuilder
+from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
 from contextfold.strategies.refold.spans import SeenOutputs
 from contextfold.strategies.supersede import superseded_stub
 
@@ -64,8 +64,8 @@ def label(step: int, message: ToolMessage) -> ToolMessage:
     return ToolMessage(f"[step {step}]\n{message.content}", message.tool_call_id, name=message.name)
 
 
-def _restore(step: int) -> str:
-    return f"restore(step={step})"
+def _restore(step: int) -> RestorePath:
+    return RestorePath.step(step)
 
 
 class PrefixRenderer:

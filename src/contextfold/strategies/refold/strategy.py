@@ -29,7 +29,14 @@ from contextfold.core.errors import ConfigError
 from contextfold.core.history import History, Step
 from contextfold.core.messages import AssistantMessage, SystemMessage
 from contextfold.core.meter import PRICE_TABLES
-from contextfold.core.view import SYSTEM_PROVENANCE, Elision, Provenance, View, ViewBuilder
+from contextfold.core.view import (
+    SYSTEM_PROVENANCE,
+    Elision,
+    Provenance,
+    RestorePath,
+    View,
+    ViewBuilder,
+)
 from contextfold.strategies.base import StrategyConfig
 from contextfold.strategies.refold.markers import INSTRUCTIONS, parse_markers
 from contextfold.strategies.refold.prefix import (
@@ -40,8 +47,8 @@ from contextfold.strategies.refold.prefix import (
     groups_of,
     labelled,
 )
-from contextfold.strategies.refold.restore import RESTORE_TOOL, restore_text
 from contextfold.strategies.refold.settled import Settled
+from contextfold.strategies.restore import RESTORE_TOOL, restore_text
 from contextfold.strategies.supersede import resource_key
 
 __all__ = ["RefoldConfig", "RefoldStrategy"]
@@ -121,7 +128,7 @@ class RefoldStrategy:
         groups = groups_of(view)
         # what upstream left out stays out; refold's restore brings back any step verbatim
         self._upstream = tuple(
-            e if e.restore else replace(e, restore=f"restore(step={e.steps[0]})")
+            e if e.restore else replace(e, restore=RestorePath.step(e.steps[0]))
             for e in view.elisions
         )
         self._tail.clear()  # upstream may change any step between calls
@@ -129,6 +136,11 @@ class RefoldStrategy:
             if tuple(groups.get(i, ())) != tuple(source):
                 self._dirty.add(i)
         return self._render(budget, lambda i: groups.get(i, []))
+
+    def compact(self, history: History, budget: int) -> bool:
+        """Nothing more to do: ``render`` already advances the boundary as far as the budget
+        needs (each such advance is counted in ``forced_compactions``)."""
+        return False
 
     def tools(self) -> list[dict[str, Any]]:
         return [RESTORE_TOOL]

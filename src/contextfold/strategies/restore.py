@@ -1,4 +1,9 @@
-"""The ``restore`` tool: any step's original content, verbatim, from the history."""
+"""The ``restore`` tool: any step's original content, verbatim, from the history.
+
+Every strategy whose elisions say ``restore(step=N)`` offers this tool (the view check refuses
+an elision whose restore tool is not offered). It reads the history, which is whole, so it
+needs no state: :func:`call_restore` serves any strategy.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from typing import Any
 
 from contextfold.core.history import History
 
-__all__ = ["RESTORE_TOOL", "restore_text"]
+__all__ = ["RESTORE_TOOL", "call_restore", "restore_text"]
 
 RESTORE_TOOL: dict[str, Any] = {
     "type": "function",
@@ -50,3 +55,10 @@ def restore_text(arguments: Mapping[str, Any], history: History) -> tuple[str, i
         ]
         return "\n".join(parts), step
     return found.message.content or "", step
+
+
+def call_restore(strategy: str, name: str, arguments: Mapping[str, Any], history: History) -> str:
+    """Answer a call of ``restore`` made to ``strategy``; any other name gets an error text."""
+    if name != "restore":
+        return f"error: {strategy} has no tool {name!r}; it offers restore(step)"
+    return restore_text(arguments, history)[0]
