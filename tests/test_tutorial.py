@@ -230,7 +230,9 @@ def test_a_full_scripted_budget_run_scores_one_and_is_metered() -> None:
     aux_tokens = sum(
         c.completion.usage.prompt_tokens + c.completion.usage.completion_tokens for c in aux
     )
-    assert len(aux) == 4 and meter.runtime_tokens == counts["runtime_tokens"] == aux_tokens > 0
+    folded = meter.fold_summary()
+    folder_tokens = folded["fold_prompt_tokens"] + folded["fold_completion_tokens"]
+    assert len(aux) == 4 and folder_tokens == counts["runtime_tokens"] == aux_tokens > 0
     assert len(meter.calls) == 4  # only the subtask calls are agent calls
 
 

@@ -28,6 +28,7 @@ from contextfold.core.errors import (
     TokenizerError,
     ViewError,
 )
+from contextfold.core.folds import FoldCall, FoldRecord
 from contextfold.core.gguf_tokenizer import GGUFTokenizerCounter, smollm2_gguf_path
 from contextfold.core.history import History, Step, content_hash, make_step
 from contextfold.core.messages import (
@@ -51,8 +52,10 @@ from contextfold.core.meter import (
     get_profile,
 )
 from contextfold.core.protocols import (
+    Compacting,
     Completion,
     Environment,
+    Folding,
     Model,
     SessionRecord,
     Store,
@@ -72,6 +75,7 @@ from contextfold.core.tokens import (
 from contextfold.core.view import (
     Elision,
     Provenance,
+    RestorePath,
     View,
     ViewBuilder,
     check_view,
@@ -81,7 +85,9 @@ from contextfold.envs import FilesEnv
 from contextfold.importers import iter_trajectories, load_file
 from contextfold.importers.base import Trajectory
 from contextfold.models import LocalModel, OpenAIModel, ScriptedCall, ScriptedModel, tool_call
+from contextfold.models.registry import build_model
 from contextfold.strategies.base import StrategyConfig
+from contextfold.strategies.folding import FoldCache, Folder, FolderSource
 from contextfold.strategies.full import FullStrategy
 from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
 from contextfold.strategies.registry import STRATEGIES, build_strategy
@@ -98,6 +104,7 @@ __all__ = [
     "ApproxCounter",
     "AssistantMessage",
     "CallRecord",
+    "Compacting",
     "Completion",
     "ConfigError",
     "ContextBudgetError",
@@ -105,6 +112,12 @@ __all__ = [
     "Elision",
     "Environment",
     "FilesEnv",
+    "FoldCache",
+    "FoldCall",
+    "FoldRecord",
+    "Folder",
+    "FolderSource",
+    "Folding",
     "FullStrategy",
     "GGUFTokenizerCounter",
     "HFTokenizerCounter",
@@ -125,6 +138,7 @@ __all__ = [
     "RefoldConfig",
     "RefoldStrategy",
     "ReplayResult",
+    "RestorePath",
     "SQLiteStore",
     "ScriptedCall",
     "ScriptedModel",
@@ -149,6 +163,7 @@ __all__ = [
     "ViewBuilder",
     "ViewError",
     "__version__",
+    "build_model",
     "build_strategy",
     "check_view",
     "content_hash",

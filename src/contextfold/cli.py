@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -16,6 +17,11 @@ from rich.table import Table
 
 from contextfold.bench.report import progress_bar
 from contextfold.core.errors import ContextFoldError
+
+if TYPE_CHECKING:
+    from contextfold.core.folds import FoldRecord
+    from contextfold.core.protocols import Model
+    from contextfold.strategies.folding import FolderSource
 
 app = typer.Typer(
     help="Context runtime for long-horizon LLM agents: replay, compare and run strategies.",
@@ -40,6 +46,21 @@ TokenizerOpt = Annotated[
     ),
 ]
 PricesOpt = Annotated[str, typer.Option(help="Price table: default (CarryOn's) or openai.")]
+FolderOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Folder model of strategies that fold with one and name none: local, "
+        "openai:NAME (with --base-url), scripted, or agent (live runs)."
+    ),
+]
+BaseUrlOpt = Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")]
+FoldCacheOpt = Annotated[
+    Path | None,
+    typer.Option(help="Fold cache file (default: ~/.cache/contextfold/folds.sqlite)."),
+]
+NoFoldCacheOpt = Annotated[
+    bool, typer.Option("--no-fold-cache", help="Call the folder even for inputs seen before.")
+]
 
 
 @app.command()
@@ -51,12 +72,26 @@ def replay(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
     tokenizer: TokenizerOpt = None,
     prices: PricesOpt = "default",
+    folder: FolderOpt = None,
+    base_url: BaseUrlOpt = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Only the first N trajectories of each path.")
+    ] = None,
+    fold_cache: FoldCacheOpt = None,
+    no_fold_cache: NoFoldCacheOpt = False,
 ) -> None:
     """Replay recorded trajectories through strategies and compare what each would send."""
     for path in paths:
         if not path.exists():
             _fail(f"{path} does not exist")
-    _run_replay(paths, strategy, model_profile, budget, json_out, tokenizer, prices)
+    if limit is not None and limit < 1:
+        _fail(f"--limit must be at least 1, got {limit}")
+    options = _ReplayOptions(budget, tokenizer, prices, limit)
+    try:
+        folders = _folders(folder, base_url, fold_cache, no_fold_cache)
+    except ContextFoldError as exc:
+        _fail(str(exc))
+    _run_replay(paths, strategy, model_profile, json_out, options, folders)
 
 
 @app.command()
@@ -65,10 +100,12 @@ def demo(
     model_profile: ProfileOpt = "smollm2-135m",
 ) -> None:
     """Replay the sample trajectories that ship with contextfold through every strategy."""
-    from contextfold.strategies.registry import STRATEGIES
+    from contextfold.strategies.registry import STRATEGIES, needs_folder
 
     sample = Path(str(resources.files("contextfold") / "data"))
-    _run_replay([sample], strategy or list(STRATEGIES), model_profile, None, None, None, "default")
+    specs = strategy or [s for s in STRATEGIES if not needs_folder(s)]
+    options = _ReplayOptions(None, None, "default", None)
+    _run_replay([sample], specs, model_profile, None, options, _folders(None, None, None, True))
 
 
 @app.command()
@@ -85,25 +122,35 @@ def run(
     threads: Annotated[int, typer.Option(help="CPU threads of the embedded engine.")] = 2,
     store: Annotated[Path | None, typer.Option(help="SQLite file keeping the session.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
+    folder: FolderOpt = "agent",
 ) -> None:
     """Run one task live: transcript as it happens, then the reward and the meter."""
     from contextfold.bench.live import make_model, run_live
     from contextfold.core.counters import resolve_counter
     from contextfold.core.store import SQLiteStore
+    from contextfold.strategies.folding import FolderSource
 
     try:
         counter = resolve_counter("smollm2" if model == "local" else "approx")
         sessions = SQLiteStore(store) if store is not None else None
+
+        def make() -> Model:
+            return make_model(model, base_url=base_url, threads=threads)
+
+        folders = FolderSource(
+            default=folder, agent=make, agent_spec=model, base_url=base_url, threads=threads
+        )
         result = run_live(
             env,
             task,
             strategy,
-            lambda: make_model(model, base_url=base_url, threads=threads),
+            make,
             counter=counter,
             max_steps=max_steps,
             budget=budget,
             store=sessions,
             on_step=_print_step,
+            folders=folders,
         )
     except ContextFoldError as exc:
         _fail(str(exc))
@@ -213,6 +260,19 @@ def strategies() -> None:
 
 
 @app.command()
+def models() -> None:
+    """List the model specs a --model or --folder option accepts."""
+    from contextfold.models.registry import MODELS
+
+    for entry in MODELS.values():
+        spec = "openai:NAME" if entry.name == "openai" else entry.name
+        console.print(
+            f"[bold]{spec}[/bold]  {entry.description}; context {entry.context_tokens:,} tokens"
+        )
+    console.print("[bold]agent[/bold]  (as a folder) the agent's own model, with its own engine")
+
+
+@app.command()
 def profiles() -> None:
     """List the model profiles (KV-cache shape, tokenizer)."""
     from contextfold.core.meter import PROFILES
@@ -224,45 +284,86 @@ def profiles() -> None:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _ReplayOptions:
+    budget: int | None
+    tokenizer: str | None
+    prices: str
+    limit: int | None
+
+
+def _folders(
+    folder: str | None, base_url: str | None, cache: Path | None, no_cache: bool
+) -> FolderSource:
+    """The folder source of a batch command (replay, bench): ``--folder``, the fold cache."""
+    from contextfold.strategies.folding import FoldCache, FolderSource
+
+    fold_cache = None if no_cache else FoldCache(cache)
+    return FolderSource(default=folder, base_url=base_url, cache=fold_cache)
+
+
+def _read(paths: list[Path], limit: int | None) -> list[Any]:
+    """The trajectories (and import errors) of every path; at most ``limit`` of each."""
+    from contextfold.importers import Trajectory, iter_trajectories
+
+    items: list[Any] = []
+    for path in paths:
+        taken = 0
+        for item in iter_trajectories([path]):
+            if isinstance(item, Trajectory):
+                if limit is not None and taken >= limit:
+                    break
+                taken += 1
+            items.append(item)
+    return items
+
+
 def _run_replay(
     paths: list[Path],
     specs: list[str],
     profile_name: str,
-    budget: int | None,
     json_out: Path | None,
-    tokenizer: str | None,
-    prices_name: str,
+    options: _ReplayOptions,
+    folders: FolderSource,
 ) -> None:
     from contextfold.bench.replay import replay as run
     from contextfold.bench.report import replay_table
     from contextfold.core.counters import resolve_counter
     from contextfold.core.meter import PRICE_TABLES, get_profile
-    from contextfold.importers import iter_trajectories
 
+    prices_name = options.prices
     try:
         profile = get_profile(profile_name)
-        counter = resolve_counter(tokenizer or profile.tokenizer)
+        counter = resolve_counter(options.tokenizer or profile.tokenizer)
         if prices_name not in PRICE_TABLES:
             _fail(f"unknown price table {prices_name!r}; known: {', '.join(PRICE_TABLES)}")
         start = time.perf_counter()
-        items = list(iter_trajectories(paths))
+        items = _read(paths, options.limit)
         with _progress() as progress:
             task = progress.add_task("replaying", total=len(items))
+            folds = [0]
+
+            def on_fold(record: FoldRecord) -> None:
+                folds[0] += len(record.calls)
+                progress.update(task, description=f"replaying ({folds[0]} folder calls)")
+
             result = run(
                 items,
                 specs,
                 counter=counter,
                 profile=profile,
                 prices=PRICE_TABLES[prices_name],
-                budget=budget,
+                budget=options.budget,
                 on_trajectory=lambda _id: progress.advance(task),
+                folders=folders,
+                on_fold=on_fold,
             )
         wall = time.perf_counter() - start
     except ContextFoldError as exc:
         _fail(str(exc))
     title = f"replay: {len(items)} trajectories, profile {profile.name}, tokenizer {counter.name}"
     console.print(replay_table(result, title=title))
-    console.print(f"wall time {wall:.2f} s (reading, counting, rendering, metering)")
+    console.print(f"wall time {wall:.2f} s (reading, counting, folding, rendering, metering)")
     for label, res in result.strategies.items():
         for message in res.errors[:5]:
             err_console.print(f"[yellow]skipped ({label}):[/yellow] {message}", soft_wrap=True)

@@ -4,8 +4,10 @@ Before every model call the strategy renders a view of the history; the view is 
 and stored with its usage, so any live run can be replayed and exported later. Tools run and
 their results join the assistant message as one step. A malformed call (bad JSON, unknown tool,
 arguments the tool refuses) becomes an error result the agent sees, and is counted; it never
-crashes the run. A view over the context budget triggers the strategy's forced compaction
-(counted); still over, :class:`~contextfold.core.errors.ContextBudgetError`, with nothing lost.
+crashes the run. A strategy that folds with a model (:class:`~contextfold.core.protocols.Folding`)
+folds before the render, metered apart. A view over the context budget triggers the strategy's
+forced compaction (counted); still over, :class:`~contextfold.core.errors.ContextBudgetError`,
+with nothing lost.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from contextfold.core.errors import ContextBudgetError
 from contextfold.core.history import History, Step
@@ -25,7 +27,16 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.meter import Meter
-from contextfold.core.protocols import Environment, Model, Strategy, ToolProvider, UserSimulator
+from contextfold.core.protocols import (
+    Compacting,
+    Environment,
+    Folding,
+    Model,
+    Strategy,
+    ToolProvider,
+    Usage,
+    UserSimulator,
+)
 from contextfold.core.view import View, render_checked
 
 __all__ = ["Agent", "AgentResult", "StopReason"]
@@ -103,7 +114,8 @@ class Agent:
                 self.result.stop = "user_stop"
                 break
             self._append(UserMessage(reply))
-        self.result.strategy_compactions = int(getattr(self.strategy, "forced_compactions", 0))
+        if isinstance(self.strategy, Compacting):
+            self.result.strategy_compactions = self.strategy.forced_compactions
         return self.result
 
     def _append(self, *messages: Message) -> Step:
@@ -130,13 +142,15 @@ class Agent:
         return completion.message
 
     def _render(self) -> View:
+        self._fold()
         view = render_checked(self.strategy, self.history, self.budget)
         if self.budget is None or view.total_tokens <= self.budget:
             return view
         self.result.forced_compactions += 1
-        compact = getattr(self.strategy, "compact", None)
-        if callable(compact):
-            compact(self.history, self.budget)
+        if isinstance(self.strategy, Compacting) and self.strategy.compact(
+            self.history, self.budget
+        ):
+            self._fold()
             view = render_checked(self.strategy, self.history, self.budget)
         if view.total_tokens > self.budget:
             raise ContextBudgetError(
@@ -144,10 +158,15 @@ class Agent:
             )
         return view
 
-    def _store_call(self, messages: Sequence[Message], usage: Any) -> None:
-        record = getattr(self.history.store, "record_call", None)
-        if callable(record) and self.history.session_id is not None:
-            record(
+    def _fold(self) -> None:
+        """Run the folds the strategy has due; their folder calls are metered apart."""
+        if isinstance(self.strategy, Folding):
+            self.result.meter.record_folds(self.strategy.fold(self.history, self.budget))
+
+    def _store_call(self, messages: Sequence[Message], usage: Usage) -> None:
+        store = self.history.store
+        if store is not None and self.history.session_id is not None:
+            store.record_call(
                 self.history.session_id,
                 step=len(self.history),
                 messages=messages,

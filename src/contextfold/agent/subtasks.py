@@ -14,17 +14,19 @@ only (no tools).
 Folding is by construction: a subtask's raw tool traffic lives only in its own History and the
 fold call that condenses it; no later prompt holds it. All usage goes on one
 :class:`~contextfold.core.meter.Meter`: subtask calls as agent calls (``meter.calls``),
-decomposition, folding and synthesis as runtime tokens (``meter.runtime_tokens``).
+decomposition, folding and synthesis as folder calls (``meter.folds``: the fold figures).
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from contextfold.agent.loop import Agent, StopReason
 from contextfold.core.errors import ConfigError
+from contextfold.core.folds import FoldCall, FoldRecord
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from contextfold.core.meter import Meter
@@ -190,7 +192,7 @@ class SubtaskAgent:
 
     def _decompose(self, task: str, result: SubtaskResult) -> list[str]:
         prompt = PLAN_USER.format(task=task, most=self.max_subtasks)
-        result.plan, cut = self._aux(PLAN_SYSTEM, prompt, _PLAN_TOKENS, result)
+        result.plan, cut = self._aux(PLAN_SYSTEM, prompt, _PLAN_TOKENS, result, kind="decompose")
         items = parse_subtasks(result.plan)
         if cut and items:  # the reply ran into max_tokens: its last item may be cut off
             items.pop()
@@ -233,7 +235,7 @@ class SubtaskAgent:
 
     def _fold(self, record: SubtaskRecord, result: SubtaskResult) -> str:
         prompt = FOLD_USER.format(subtask=record.subtask, log=_work_log(record.history))
-        summary, _ = self._aux(FOLD_SYSTEM, prompt, _FOLD_TOKENS, result)
+        summary, _ = self._aux(FOLD_SYSTEM, prompt, _FOLD_TOKENS, result, kind="subtask")
         if not summary:
             _malformed(result, f"fold: empty summary of {record.subtask[:60]!r}; kept its answer")
             summary = record.answer or f"{record.subtask}: no result ({record.stop})."
@@ -245,21 +247,25 @@ class SubtaskAgent:
 
     def _synthesize(self, task: str, result: SubtaskResult) -> str:
         prompt = ANSWER_USER.format(task=task, summaries=_numbered(result.summaries))
-        answer, _ = self._aux(ANSWER_SYSTEM, prompt, _ANSWER_TOKENS, result)
+        answer, _ = self._aux(ANSWER_SYSTEM, prompt, _ANSWER_TOKENS, result, kind="answer")
         if not answer:
             _malformed(result, "answer: empty; answered with the summaries themselves")
             answer = "\n".join(result.summaries)
         return answer
 
     def _aux(
-        self, system: str, user: str, max_tokens: int, result: SubtaskResult
+        self, system: str, user: str, max_tokens: int, result: SubtaskResult, *, kind: str
     ) -> tuple[str, bool]:
-        """One tool-less runtime call: its text, and whether it ran into ``max_tokens``. Its
-        tokens go to the meter's runtime tokens."""
+        """One tool-less runtime call: its text, and whether it ran into ``max_tokens``. It is
+        metered as a fold of ``kind`` (the fold figures), apart from the agent's calls."""
         messages: list[Message] = [SystemMessage(system), UserMessage(user)]
+        start = time.perf_counter()
         completion = self.model.complete(messages, (), max_tokens=max_tokens)
         usage = completion.usage
-        self.meter.runtime_tokens += usage.prompt_tokens + usage.completion_tokens
+        ms = (time.perf_counter() - start) * 1000
+        call = FoldCall(usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, ms)
+        record = FoldRecord("subtask-fold", kind, 0, 0, 0, True, calls=(call,))
+        self.meter.record_folds([record])
         result.runtime_tokens += usage.prompt_tokens + usage.completion_tokens
         result.runtime_calls += 1
         text = (completion.message.content or "").strip()

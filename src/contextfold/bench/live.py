@@ -18,6 +18,7 @@ from contextfold.core.messages import SystemMessage
 from contextfold.core.meter import Meter, get_profile
 from contextfold.core.protocols import Model, Store
 from contextfold.core.tokens import TokenCounter
+from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy
 
 __all__ = ["LiveResult", "make_model", "run_live"]
@@ -60,6 +61,8 @@ class LiveResult:
             "tool_calls": self.tool_calls,
             "tool_errors": self.tool_errors,
             "forced_compactions": self.forced_compactions,
+            **self.meter.fold_summary(),
+            "total_cost_usd": m["total_cost_usd"],
             **self.detail,
         }
 
@@ -89,13 +92,17 @@ def run_live(
     budget: int | None = None,
     store: Store | None = None,
     on_step: Callable[[Step], None] | None = None,
+    folders: FolderSource | None = None,
 ) -> LiveResult:
-    """Run one task live and score it."""
+    """Run one task live and score it. ``folders`` gives the folder of a strategy that folds
+    with a model (default: ``agent``, another instance of the agent's model from ``make``)."""
     kind, _, name = env_spec.partition(":")
     runner = {"tau2": _run_tau2, "tutorial": _run_tutorial}.get(kind)
     if runner is None or not name:
         raise ConfigError(f"unknown environment {env_spec!r}; use tau2:DOMAIN or tutorial:TASK")
-    options = _Options(strategy_spec, make, counter, max_steps, budget, store, on_step)
+    folders = folders or FolderSource(default="agent", agent=make)
+    build_strategy(strategy_spec, folders=folders)  # a bad spec fails before any work
+    options = _Options(strategy_spec, make, counter, max_steps, budget, store, on_step, folders)
     return runner(name, task, options)
 
 
@@ -108,6 +115,7 @@ class _Options:
     budget: int | None
     store: Store | None
     on_step: Callable[[Step], None] | None
+    folders: FolderSource
 
     def history(self, system: str, session: str) -> History:
         store = self.store
@@ -121,7 +129,7 @@ class _Options:
     def agent(self, history: History, env: Any, user: Any = None) -> Agent:
         return Agent(
             self.make(),
-            build_strategy(self.strategy),
+            build_strategy(self.strategy, folders=self.folders),
             env,
             history=history,
             user=user,

@@ -5,6 +5,11 @@ instance and a fresh :class:`~contextfold.core.history.History`; the recorded st
 one by one (``observe`` after each), and before every recorded assistant step the strategy
 renders the view it would send, which is checked and metered. Render time covers
 ``render`` plus the view check, not the one-time token counting of new content.
+
+A strategy that folds with a model (:class:`~contextfold.core.protocols.Folding`) folds before
+each render exactly as in a live run, with the folder its
+:class:`~contextfold.strategies.folding.FolderSource` resolves (``--folder``); its folder
+calls are metered apart (the ``fold_*`` keys) and its fold time is not render time.
 """
 
 from __future__ import annotations
@@ -16,12 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfold.core.errors import ContextFoldError, ImportFormatError
+from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
 from contextfold.core.meter import Meter, ModelProfile, PriceTable
-from contextfold.core.protocols import Strategy
+from contextfold.core.protocols import Folding, Strategy
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import render_checked
 from contextfold.importers.base import Trajectory
+from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy, spec_dict
 
 __all__ = ["ReplayResult", "StrategyResult", "replay", "replay_one"]
@@ -40,6 +47,14 @@ SUMMARY_KEYS = (
     "render_ms_p99",
     "removed_tokens",
     "unrecoverable_tokens",
+    "fold_calls",
+    "fold_prompt_tokens",
+    "fold_completion_tokens",
+    "fold_cost_usd",
+    "fold_rejected",
+    "fold_ms_median",
+    "fold_cache_hits",
+    "total_cost_usd",
 )
 
 
@@ -50,6 +65,7 @@ class StrategyResult:
     label: str
     rows: list[dict[str, Any]] = field(default_factory=list)
     render_ns: list[int] = field(default_factory=list)
+    fold_ms: list[float] = field(default_factory=list)
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -59,7 +75,7 @@ class StrategyResult:
         prompt = sum(r["prompt_tokens"] for r in rows)
         reused = sum(r["reused_tokens"] for r in rows)
         ms = sorted(ns / 1e6 for ns in self.render_ns)
-        return {
+        values = {
             "trajectories": len(rows),
             "skipped": self.skipped,
             "prompt_tokens": prompt,
@@ -71,7 +87,21 @@ class StrategyResult:
             "render_ms_p99": _percentile(ms, 0.99),
             "removed_tokens": sum(r["removed_tokens"] for r in rows),
             "unrecoverable_tokens": sum(r["unrecoverable_tokens"] for r in rows),
+            **{key: sum(r[key] for r in rows) for key in _FOLD_SUMS},
+            "fold_ms_median": statistics.median(self.fold_ms) if self.fold_ms else 0.0,
+            "total_cost_usd": sum(r["total_cost_usd"] for r in rows),
         }
+        return {key: values[key] for key in SUMMARY_KEYS}
+
+
+_FOLD_SUMS = (
+    "fold_calls",
+    "fold_prompt_tokens",
+    "fold_completion_tokens",
+    "fold_cost_usd",
+    "fold_rejected",
+    "fold_cache_hits",
+)
 
 
 @dataclass(slots=True)
@@ -95,13 +125,20 @@ def replay(
     prices: PriceTable,
     budget: int | None = None,
     on_trajectory: Callable[[str], None] | None = None,
+    folders: FolderSource | None = None,
+    on_fold: Callable[[FoldRecord], None] | None = None,
 ) -> ReplayResult:
-    """Replay every trajectory through every strategy. Malformed input is skipped and counted."""
+    """Replay every trajectory through every strategy. Malformed input is skipped and counted.
+
+    ``folders`` gives the folder of strategies that fold with a model; ``on_fold`` hears of
+    each fold as it is made (for a progress display)."""
     labels = [spec_label(s) for s in specs]
     if len(set(labels)) != len(labels):
         raise ContextFoldError(f"strategies repeat a label: {labels}")
+    folders = folders or FolderSource()
     for spec in specs:
-        build_strategy(spec)  # fail fast on a bad spec, before any work
+        build_strategy(spec, folders=folders)  # fail fast on a bad spec, before any work
+    setup = _Setup(counter, profile, prices, budget, folders, on_fold)
     result = ReplayResult({label: StrategyResult(label) for label in labels})
     for item in items:
         if isinstance(item, ImportFormatError):
@@ -109,10 +146,20 @@ def replay(
             for res in result.strategies.values():
                 res.skipped += 1
         else:
-            _replay_trajectory(item, specs, labels, result, counter, profile, prices, budget)
+            _replay_trajectory(item, specs, labels, result, setup)
         if on_trajectory is not None:
             on_trajectory(item.id if isinstance(item, Trajectory) else "error")
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Setup:
+    counter: TokenCounter
+    profile: ModelProfile
+    prices: PriceTable
+    budget: int | None
+    folders: FolderSource
+    on_fold: Callable[[FoldRecord], None] | None
 
 
 def _replay_trajectory(
@@ -120,26 +167,33 @@ def _replay_trajectory(
     specs: Sequence[StrategySpec],
     labels: Sequence[str],
     result: ReplayResult,
-    counter: TokenCounter,
-    profile: ModelProfile,
-    prices: PriceTable,
-    budget: int | None,
+    setup: _Setup,
 ) -> None:
     try:
-        steps = traj.counted_steps(counter)
+        steps = traj.counted_steps(setup.counter)
     except ContextFoldError as exc:
         _skip_all(result, f"{traj.source}: {traj.id}: {exc}")
         return
     for spec, label in zip(specs, labels, strict=True):
         res = result.strategies[label]
-        meter = Meter(prices=prices, profile=profile)
+        meter = Meter(prices=setup.prices, profile=setup.profile)
         try:
-            replay_one(traj, steps, build_strategy(spec), meter, counter=counter, budget=budget)
+            strategy = build_strategy(spec, folders=setup.folders)
+            replay_one(
+                traj,
+                steps,
+                strategy,
+                meter,
+                counter=setup.counter,
+                budget=setup.budget,
+                on_fold=setup.on_fold,
+            )
         except ContextFoldError as exc:
             res.skipped += 1
             res.errors.append(f"{traj.source}: {traj.id}: {exc}")
             continue
         res.render_ns.extend(c.render_ns for c in meter.calls)
+        res.fold_ms.extend(c.ms for record in meter.folds for c in record.calls)
         res.rows.append(_row(traj, steps, meter))
 
 
@@ -151,18 +205,24 @@ def replay_one(
     *,
     counter: TokenCounter,
     budget: int | None = None,
+    on_fold: Callable[[FoldRecord], None] | None = None,
 ) -> History:
     """Replay one trajectory through one strategy into ``meter``; returns the final history."""
     history = History(traj.system, counter=counter)
     for step in steps:
         if step.kind == "assistant":
+            if isinstance(strategy, Folding):  # folding is timed apart from rendering
+                records = strategy.fold(history, budget)
+                meter.record_folds(records)
+                if on_fold is not None:
+                    for record in records:
+                        on_fold(record)
             start = time.perf_counter_ns()
             view = render_checked(strategy, history, budget)
             elapsed = time.perf_counter_ns() - start
             meter.record_call(view, completion_tokens=step.tokens[0], render_ns=elapsed)
         history.append_step(step)
         strategy.observe(step, history)
-    meter.runtime_tokens += int(getattr(strategy, "runtime_tokens", 0))
     return history
 
 

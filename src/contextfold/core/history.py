@@ -7,6 +7,10 @@ are computed once, when the step is made, and travel with it (strategies never r
 A :class:`History` only grows. With a :class:`~contextfold.core.protocols.Store` it writes each
 step through (one transaction per append) before the step becomes visible, so a crash never
 leaves a step in memory that is not on disk; :meth:`History.open` restores a session exactly.
+
+Beside the steps, a history keeps the session's fold log: the
+:class:`~contextfold.core.folds.FoldRecord` s that model-driven strategies append (accepted
+or rejected), also written through. Folding never edits a step.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from contextfold.core.errors import HistoryError
+from contextfold.core.folds import FoldRecord
 from contextfold.core.messages import (
     AssistantMessage,
     Message,
@@ -129,6 +134,7 @@ class History:
         self.session_id = session_id
         self._store = store
         self._steps: list[Step] = []
+        self._folds: list[FoldRecord] = []
         self._latest_user: int | None = None
         self._counted: dict[Message, int] = {}
         if store is not None:
@@ -149,6 +155,7 @@ class History:
             if not same_counter:  # counts were made by another tokenizer: recount in memory
                 step = make_step(step.index, step.messages, history.counter)
             history._add(step)
+        history._folds.extend(record.folds)
         return history
 
     def append(self, *messages: Message) -> Step:
@@ -164,6 +171,23 @@ class History:
             self._store.append_step(self.session_id, step)
         self._add(step)
         return step
+
+    def record_fold(self, record: FoldRecord) -> None:
+        """Append a fold record to the session's fold log (written through to the store)."""
+        if not 0 <= record.start <= record.end <= len(self._steps):
+            raise HistoryError(
+                f"fold record covers steps {record.start} to {record.end}, outside the "
+                f"history's {len(self._steps)} steps"
+            )
+        if self._store is not None:
+            assert self.session_id is not None
+            self._store.append_fold(self.session_id, record)
+        self._folds.append(record)
+
+    @property
+    def folds(self) -> Sequence[FoldRecord]:
+        """The fold log, in order (read-only)."""
+        return self._folds
 
     def _add(self, step: Step) -> None:
         self._steps.append(step)

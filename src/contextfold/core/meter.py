@@ -9,13 +9,20 @@ real engine reports its cached tokens, that number is used instead.
 Cost of one call under a :class:`PriceTable`: reused tokens at the cache-read price, the other
 whole blocks of the prompt at the cache-write price (they are written to the cache for the next
 call), the last partial block at the uncached input price, completion tokens at the output price.
+
+Folder calls (the model a strategy folds with) are metered apart, from the usage each
+:class:`~contextfold.core.folds.FoldCall` reports, under the same price table:
+``fold_cost_usd`` beside the agent's ``cost_usd``, and ``total_cost_usd`` for both.
 """
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from contextfold.core.errors import ConfigError
+from contextfold.core.folds import FoldRecord
 from contextfold.core.messages import common_prefix
 from contextfold.core.view import View
 
@@ -125,8 +132,8 @@ class Meter:
     profile: ModelProfile = field(default_factory=lambda: PROFILES["qwen3-8b"])
     block_size: int = BLOCK_SIZE
     calls: list[CallRecord] = field(default_factory=list)
-    runtime_tokens: int = 0
-    """Tokens of auxiliary model calls a strategy made (prompt + completion)."""
+    folds: list[FoldRecord] = field(default_factory=list)
+    """Fold records of the session's folds (accepted and rejected), in order."""
     _previous: View | None = None
 
     def record_call(
@@ -158,6 +165,26 @@ class Meter:
         self.calls.append(record)
         return record
 
+    def record_folds(self, records: Iterable[FoldRecord]) -> None:
+        """Account folds (their folder calls are metered apart from the agent's)."""
+        self.folds.extend(records)
+
+    def fold_summary(self) -> dict[str, float | int]:
+        """The folder's totals: calls, tokens, cost, rejections, median wall time per call."""
+        calls = [c for record in self.folds for c in record.calls]
+        ms = [c.ms for c in calls]
+        return {
+            "fold_calls": len(calls),
+            "fold_prompt_tokens": sum(c.prompt_tokens for c in calls),
+            "fold_completion_tokens": sum(c.completion_tokens for c in calls),
+            "fold_cost_usd": sum(
+                self.call_cost(c.prompt_tokens, c.cached_tokens, c.completion_tokens) for c in calls
+            ),
+            "fold_rejected": sum(not r.accepted for r in self.folds),
+            "fold_ms_median": statistics.median(ms) if ms else 0.0,
+            "fold_cache_hits": sum(c.cache_hit for c in calls),
+        }
+
     def call_cost(self, prompt: int, reused: int, completion: int) -> float:
         written = prompt // self.block_size * self.block_size - reused
         uncached = prompt - reused - max(written, 0)
@@ -188,16 +215,19 @@ class Meter:
         return sum(c.reused_tokens for c in self.calls) / total if total else 0.0
 
     def summary(self) -> dict[str, float | int]:
-        """The session's totals, as JSON-ready numbers."""
+        """The session's totals, as JSON-ready numbers (the agent's, then the folder's)."""
+        cost = sum(c.cost_usd for c in self.calls)
+        folds = self.fold_summary()
         return {
             "calls": len(self.calls),
             "prompt_tokens": self.prompt_tokens,
             "peak_context_tokens": self.peak_context_tokens,
             "completion_tokens": sum(c.completion_tokens for c in self.calls),
-            "runtime_tokens": self.runtime_tokens,
-            "cost_usd": sum(c.cost_usd for c in self.calls),
+            "cost_usd": cost,
             "kv_bytes_peak": self.kv_bytes_peak,
             "prefix_cache_reuse": self.prefix_cache_reuse,
             "removed_tokens": sum(c.removed_tokens for c in self.calls),
             "unrecoverable_tokens": sum(c.unrecoverable_tokens for c in self.calls),
+            **folds,
+            "total_cost_usd": cost + folds["fold_cost_usd"],
         }

@@ -1,8 +1,13 @@
 """The extension points, each a small :class:`typing.Protocol`; implementations do not inherit.
 
 - :class:`Strategy`: ``observe(step, history)`` after each append, ``render(history, budget)``
-  before each model call.
-- :class:`Store`: persists sessions (system message, metadata, steps).
+  before each model call. Optional capabilities, each its own protocol, checked with
+  ``isinstance`` by the loop and the harness (never reached by ``getattr``):
+  :class:`ToolProvider` (tools of its own, e.g. ``restore``), :class:`Folding` (folds with a
+  model, outside ``render``), :class:`Compacting` (shrinks on demand when a view is over the
+  budget, and counts the compactions it forced).
+- :class:`Store`: persists sessions (system message, metadata, steps, fold records) and the
+  call log.
 - :class:`Model`, :class:`Environment`, :class:`UserSimulator`: live runs.
 """
 
@@ -15,12 +20,15 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage
 
 if TYPE_CHECKING:
+    from contextfold.core.folds import FoldRecord
     from contextfold.core.history import History, Step
     from contextfold.core.view import View
 
 __all__ = [
+    "Compacting",
     "Completion",
     "Environment",
+    "Folding",
     "Model",
     "SessionRecord",
     "Store",
@@ -64,6 +72,42 @@ class ToolProvider(Protocol):
         ...
 
 
+@runtime_checkable
+class Folding(Protocol):
+    """A strategy that folds with a model (the folder), outside ``render``.
+
+    Deciding is cheap and happens in ``observe``; folding is :meth:`fold`, called by the loop
+    and the harness before each render; rendering stays pure and byte-identical between folds.
+    Each fold, accepted or rejected, is appended to the history's fold log
+    (:meth:`~contextfold.core.history.History.record_fold`, kept in the store), and the
+    strategy's state is derived from that log, so a reopened session renders the same view
+    without calling the model again.
+    """
+
+    def fold(self, history: History, budget: int | None) -> list[FoldRecord]:
+        """Run the folds that are due now (may call the folder); returns the new records."""
+        ...
+
+
+@runtime_checkable
+class Compacting(Protocol):
+    """A strategy that can shrink its view on demand.
+
+    The loop calls :meth:`compact` when a view is over the budget, then (for a
+    :class:`Folding` strategy) :meth:`Folding.fold` and ``render`` again.
+    """
+
+    def compact(self, history: History, budget: int) -> bool:
+        """Make the next fold or render shrink the view; False when there is nothing left to
+        shrink."""
+        ...
+
+    @property
+    def forced_compactions(self) -> int:
+        """Compactions the strategy forced itself (the budget made it), so far."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class SessionRecord:
     """A stored session, as :meth:`Store.load_session` returns it."""
@@ -74,6 +118,8 @@ class SessionRecord:
     """Name of the token counter the stored counts were made with."""
     steps: list[Step]
     meta: Mapping[str, Any] = field(default_factory=dict)
+    folds: list[FoldRecord] = field(default_factory=list)
+    """The session's fold log, in order."""
 
 
 @runtime_checkable
@@ -95,9 +141,28 @@ class Store(Protocol):
         """Write one step in one transaction; raises StoreError if the index is not next."""
         ...
 
+    def append_fold(self, session_id: str, record: FoldRecord) -> None:
+        """Write one fold record (accepted or rejected) in one transaction."""
+        ...
+
     def load_session(self, session_id: str) -> SessionRecord: ...
 
     def list_sessions(self) -> list[str]: ...
+
+    def record_call(
+        self,
+        session_id: str,
+        *,
+        step: int,
+        messages: Sequence[Message],
+        usage: Mapping[str, int],
+    ) -> None:
+        """Keep the messages one model call was sent and the usage it reported."""
+        ...
+
+    def load_calls(self, session_id: str) -> list[dict[str, Any]]:
+        """The recorded calls in order: dicts with call, step, messages, usage, created_at."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +183,13 @@ class Completion:
 
 @runtime_checkable
 class Model(Protocol):
-    """A chat model. ``tools`` are OpenAI function-tool schemas; usage is reported per call."""
+    """A chat model. ``tools`` are OpenAI function-tool schemas; usage is reported per call.
+
+    ``response_schema`` (a JSON schema) asks for a reply that is one JSON object of that
+    schema, in the text: a backend enforces it where it can (a grammar in the embedded engine,
+    ``response_format`` on OpenAI-compatible servers that support it) and otherwise ignores it;
+    the caller validates the reply either way.
+    """
 
     @property
     def name(self) -> str: ...
@@ -129,6 +200,7 @@ class Model(Protocol):
         tools: Sequence[Mapping[str, Any]] = (),
         *,
         max_tokens: int | None = None,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> Completion: ...
 
 

@@ -15,7 +15,8 @@ reports ``prompt_tokens - 1`` cached.
 
 Tool calls use JSON-schema constrained decoding (see :mod:`contextfold.models._tools`): with
 tools, the output is grammar-bound to ``{"tool": <name>, "arguments": <its schema>}`` or
-``{"message": <text>}``, so even a 135M model emits well-formed calls.
+``{"message": <text>}``, so even a 135M model emits well-formed calls. A ``response_schema``
+(without tools) binds the reply to that JSON schema the same way.
 """
 
 from __future__ import annotations
@@ -111,11 +112,15 @@ class LocalModel:
         tools: Sequence[Mapping[str, Any]] = (),
         *,
         max_tokens: int | None = None,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> Completion:
-        """Generate a reply, reusing the cached prompt prefix; with tools, grammar-constrained."""
+        """Generate a reply, reusing the cached prompt prefix; with tools (or a
+        ``response_schema``), grammar-constrained."""
         with self._lock:
             tools = self._offered(tools)
             grammar = self._grammar(tools) if tools else None
+            if grammar is None and response_schema is not None:
+                grammar = self._schema_grammar(dict(response_schema))
             prompt = self._tokenize(self._render(messages, tools))
             limit = self._limit(len(prompt), max_tokens)
             reused = self._reuse_prefix(prompt)
@@ -209,14 +214,18 @@ class LocalModel:
         """The grammar of a JSON reply for these tools (cached per tool set)."""
         allow_message = self.tool_choice == "auto"
         # key order matters: the grammar writes "tool" before "arguments", as the schema lists them
-        schema = json.dumps(json_reply_schema(tools, allow_message=allow_message))
+        return self._schema_grammar(json_reply_schema(tools, allow_message=allow_message))
+
+    def _schema_grammar(self, json_schema: Mapping[str, Any]) -> Any:
+        """The grammar of replies of one JSON schema (cached per schema)."""
+        schema = json.dumps(json_schema)
         if schema not in self._grammars:
             try:
                 grammar = self._llama_cpp.LlamaGrammar.from_json_schema(schema, verbose=False)
             except (AssertionError, ValueError, KeyError, TypeError) as exc:
                 raise ModelError(
-                    f"llama.cpp cannot turn these tool schemas into a grammar ({exc!r}); "
-                    "simplify the parameters schemas"
+                    f"llama.cpp cannot turn this JSON schema into a grammar ({exc!r}); "
+                    "simplify the schema"
                 ) from exc
             self._grammars[schema] = grammar
         return self._grammars[schema]

@@ -10,6 +10,10 @@ server reports prefix-cache hits.
 Connection errors, timeouts, 408/409/429 and 5xx are retried by the SDK with exponential backoff
 (0.5 s doubling to 8 s, with jitter, or as the server's ``Retry-After`` says), ``max_retries``
 times; whatever still fails is raised as :class:`~contextfold.models.ModelError`.
+
+A ``response_schema`` is sent as ``response_format`` (``json_schema``). A server that refuses
+it (HTTP 400 or 422, or a 404/501 for the feature) is asked again without it, and not asked
+with it again: the caller validates the reply (and may repair it) either way.
 """
 
 from __future__ import annotations
@@ -65,6 +69,8 @@ class OpenAIModel:
             max_retries=max_retries,
         )
         self._max_retries = max_retries
+        self.json_schema_supported = True
+        """False once the server refused ``response_format``; then schemas are not sent."""
 
     def complete(
         self,
@@ -72,14 +78,28 @@ class OpenAIModel:
         tools: Sequence[Mapping[str, Any]] = (),
         *,
         max_tokens: int | None = None,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> Completion:
         """One chat completion; raises :class:`ModelError` when the server fails for good."""
         request = self._request(messages, tools, max_tokens)
+        if response_schema is not None and self.json_schema_supported:
+            request["response_format"] = _response_format(response_schema)
         try:
-            response = self._client.chat.completions.create(**request)
+            response = self._create(request)
         except self._openai.OpenAIError as exc:
             raise ModelError(self._describe(exc)) from exc
         return _parse(response, where=self._where())
+
+    def _create(self, request: dict[str, Any]) -> Any:
+        """Send the request; a server refusing ``response_format`` gets it again without."""
+        try:
+            return self._client.chat.completions.create(**request)
+        except self._openai.APIStatusError as exc:
+            if "response_format" not in request or exc.status_code not in (400, 404, 422, 501):
+                raise
+            self.json_schema_supported = False
+            request = {k: v for k, v in request.items() if k != "response_format"}
+            return self._client.chat.completions.create(**request)
 
     def _request(
         self,
@@ -120,6 +140,13 @@ class OpenAIModel:
             retried = tries if code in _RETRIED or code >= 500 else "(not retried)"
             return f"{where} answered HTTP {code} {retried}: {exc.message}"
         return f"{where} failed: {exc}"
+
+
+def _response_format(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "reply", "schema": dict(schema), "strict": False},
+    }
 
 
 def _resolve_key(api_key: str | None, base_url: str | None) -> str:

@@ -33,6 +33,7 @@ class ScriptedCall:
     tools: tuple[Mapping[str, Any], ...]
     max_tokens: int | None
     completion: Completion
+    response_schema: Mapping[str, Any] | None = None
 
 
 class ScriptedModel:
@@ -41,7 +42,9 @@ class ScriptedModel:
     Each reply is an :class:`~contextfold.core.messages.AssistantMessage`, a ``str`` (plain text)
     or an OpenAI-format assistant dict; a tool call's ``arguments`` string is kept verbatim, so a
     script can send malformed JSON (see :func:`contextfold.models.tool_call`). Running out of
-    replies raises :class:`~contextfold.models.ModelError`.
+    replies raises :class:`~contextfold.models.ModelError`. A reply function can read the
+    JSON schema the current call asked for in :attr:`response_schema` (None when it asked for
+    none).
     """
 
     def __init__(
@@ -62,6 +65,8 @@ class ScriptedModel:
         else:
             self._replies = list(replies)
         self._previous: tuple[Message, ...] = ()
+        self.response_schema: Mapping[str, Any] | None = None
+        """The ``response_schema`` of the call being answered."""
 
     @property
     def remaining(self) -> int | None:
@@ -74,9 +79,11 @@ class ScriptedModel:
         tools: Sequence[Mapping[str, Any]] = (),
         *,
         max_tokens: int | None = None,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> Completion:
         """The next reply, with usage counted over ``messages``; the call is recorded."""
         position = len(self.calls)
+        self.response_schema = response_schema
         message = to_assistant(self._next_reply(messages, tools, position), position=position)
         sent = tuple(messages)
         counts = count_messages(self._counter, sent)
@@ -86,7 +93,8 @@ class ScriptedModel:
             completion_tokens=self._counter.count_batch([message_text(message)])[0],
         )
         completion = Completion(message, usage)
-        self.calls.append(ScriptedCall(sent, tuple(tools), max_tokens, completion))
+        call = ScriptedCall(sent, tuple(tools), max_tokens, completion, response_schema)
+        self.calls.append(call)
         self._previous = sent
         return completion
 

@@ -5,9 +5,10 @@
 such as ``"mask keep=5"``, a dict, a dotted path). Every member must rewrite a view (have
 ``apply``, as every :class:`~contextfold.strategies.transform.TransformStrategy` does). The
 chain renders the full view and hands it to each member's ``apply`` in order, so each one sees
-what the previous left; elisions accumulate. ``observe`` reaches every member, and the tools of
-members that offer some (``recall``) are the chain's tools, routed back to their owner. The
-default chain is clip, then mask.
+what the previous left; elisions accumulate. ``observe``, ``fold`` and ``compact`` reach every
+member that has them, ``forced_compactions`` sums theirs, and the tools of members that offer
+some (``recall``, ``restore``) are the chain's tools, routed back to their owners (members may
+share ``restore``). The default chain is clip, then mask.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import Field
 
 from contextfold.core.errors import ConfigError
+from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
-from contextfold.core.protocols import ToolProvider
+from contextfold.core.protocols import Compacting, Folding, ToolProvider
 from contextfold.core.view import View
 from contextfold.strategies.base import StrategyConfig
 from contextfold.strategies.transform import TransformStrategy
@@ -67,20 +69,24 @@ class ChainStrategy(TransformStrategy):
                     "mask, window, recall"
                 )
             self.members.append(member)
+        self._schemas: dict[str, dict[str, Any]] = {}
         self._routes = self._tool_routes()
 
-    def _tool_routes(self) -> dict[str, ToolProvider]:
-        routes: dict[str, ToolProvider] = {}
+    def _tool_routes(self) -> dict[str, list[ToolProvider]]:
+        """Each tool name and the members offering it. Members may share only ``restore``: it
+        reads the history, so whoever answers gives the same text."""
+        routes: dict[str, list[ToolProvider]] = {}
         for member in self.members:
             if not isinstance(member, ToolProvider):
                 continue
             for tool in member.tools():
                 name = tool["function"]["name"]
-                if name in routes:
+                if name in self._schemas and (name != "restore" or self._schemas[name] != tool):
                     raise ConfigError(
                         f"chain members both offer a tool named {name!r}; keep one of them"
                     )
-                routes[name] = member
+                self._schemas[name] = tool
+                routes.setdefault(name, []).append(member)
         return routes
 
     def observe(self, step: Step, history: History) -> None:
@@ -92,17 +98,30 @@ class ChainStrategy(TransformStrategy):
             view = member.apply(view, history, budget)
         return View(view.messages, view.tokens, view.provenance, view.elisions, strategy=self.name)
 
+    def fold(self, history: History, budget: int | None) -> list[FoldRecord]:
+        """The folds of the members that fold with a model, in member order."""
+        return [r for m in self.members if isinstance(m, Folding) for r in m.fold(history, budget)]
+
+    def compact(self, history: History, budget: int) -> bool:
+        """Ask every member that can compact; True if any will shrink the view."""
+        asked = [m.compact(history, budget) for m in self.members if isinstance(m, Compacting)]
+        return any(asked)
+
+    @property
+    def forced_compactions(self) -> int:
+        """The compactions the members forced themselves, summed."""
+        return sum(m.forced_compactions for m in self.members if isinstance(m, Compacting))
+
     def tools(self) -> list[dict[str, Any]]:
-        """The tools of the members that offer some."""
-        return [tool for member in self._providers() for tool in member.tools()]
+        """The tools of the members that offer some, each name once."""
+        return list(self._schemas.values())
 
     def call_tool(self, name: str, arguments: Mapping[str, Any], history: History) -> str:
-        """Route a call to the member that offers ``name``."""
-        member = self._routes.get(name)
-        if member is None:
+        """Route a call to every member that offers ``name`` (each may note it: refold shows
+        a restored step again); the first member's answer is returned."""
+        members = self._routes.get(name)
+        if not members:
             offered = ", ".join(sorted(self._routes)) or "none"
             return f"error: unknown tool {name!r}; this chain offers: {offered}"
-        return member.call_tool(name, arguments, history)
-
-    def _providers(self) -> list[ToolProvider]:
-        return list(dict.fromkeys(self._routes.values()))
+        answers = [member.call_tool(name, arguments, history) for member in members]
+        return answers[0]

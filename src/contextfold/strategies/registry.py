@@ -1,7 +1,10 @@
 """Build strategies from a short name, a dotted path, a dict or YAML.
 
 Every strategy class has a ``Config`` attribute, a pydantic model (a :class:`StrategyConfig`)
-with a ``type`` literal and ``extra="forbid"``; the class is built as ``cls(config)``.
+with a ``type`` literal and ``extra="forbid"``; the class is built as ``cls(config)``. A
+strategy that folds with a model has a :class:`~contextfold.strategies.folding.FolderConfig`
+(its ``folder`` option) and is built as ``cls(config, folder=...)``, the folder resolved by the
+:class:`~contextfold.strategies.folding.FolderSource` given to :func:`build_strategy`.
 
 Specs accepted by :func:`build_strategy`:
 
@@ -25,8 +28,9 @@ from pydantic import BaseModel, ValidationError
 
 from contextfold.core.errors import ConfigError
 from contextfold.core.protocols import Strategy
+from contextfold.strategies.folding import FolderConfig, FolderSource
 
-__all__ = ["STRATEGIES", "build_strategy", "spec_dict", "strategy_class"]
+__all__ = ["STRATEGIES", "build_strategy", "needs_folder", "spec_dict", "strategy_class"]
 
 STRATEGIES: dict[str, str] = {
     "full": "contextfold.strategies.full:FullStrategy",
@@ -36,6 +40,10 @@ STRATEGIES: dict[str, str] = {
     "prune": "contextfold.strategies.prune:PruneStrategy",
     "recall": "contextfold.strategies.recall:RecallStrategy",
     "chain": "contextfold.strategies.chain:ChainStrategy",
+    "compact": "contextfold.strategies.compact:CompactStrategy",
+    "summary": "contextfold.strategies.summary:SummaryStrategy",
+    "resum": "contextfold.strategies.resum:ResumStrategy",
+    "iterresearch": "contextfold.strategies.iterresearch:IterResearchStrategy",
     "refold": "contextfold.strategies.refold:RefoldStrategy",
     "supersede": "contextfold.strategies.supersede:SupersedeStrategy",
 }
@@ -44,8 +52,13 @@ STRATEGIES: dict[str, str] = {
 _YAML_KEY = re.compile(r"^[A-Za-z_][\w-]*\s*:(\s|$)")
 
 
-def build_strategy(spec: str | Mapping[str, Any] | Strategy) -> Strategy:
-    """Build a strategy from a spec (see the module docstring); raises :class:`ConfigError`."""
+def build_strategy(
+    spec: str | Mapping[str, Any] | Strategy, *, folders: FolderSource | None = None
+) -> Strategy:
+    """Build a strategy from a spec (see the module docstring); raises :class:`ConfigError`.
+
+    ``folders`` resolves the folder of a strategy that folds with a model (its ``folder``
+    option, else the source's default); without one, only an explicit ``folder`` works."""
     if isinstance(spec, Strategy):
         return spec
     options = spec_dict(spec)
@@ -59,7 +72,19 @@ def build_strategy(spec: str | Mapping[str, Any] | Strategy) -> Strategy:
         config = config_cls.model_validate({"type": short, **options})
     except ValidationError as exc:
         raise ConfigError(f"invalid options for strategy {kind!r}:\n{exc}") from exc
+    if isinstance(config, FolderConfig):
+        source = folders if folders is not None else FolderSource()
+        folder = source.folder(config.folder, strategy=str(short))
+        return cast(Strategy, cls(config, folder=folder))
     return cast(Strategy, cls(config))
+
+
+def needs_folder(spec: str | Mapping[str, Any]) -> bool:
+    """Whether the strategy a spec names folds with a model (without building it)."""
+    kind = spec_dict(spec).get("type")
+    if not isinstance(kind, str) or not kind:
+        return False
+    return issubclass(strategy_class(kind).Config, FolderConfig)
 
 
 def strategy_class(name: str) -> Any:

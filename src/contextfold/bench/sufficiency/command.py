@@ -19,7 +19,7 @@ from contextfold.bench.report import progress_bar
 from contextfold.core.errors import ContextFoldError
 
 if TYPE_CHECKING:
-    from contextfold.bench.sufficiency.runner import RunResult, Setting
+    from contextfold.bench.sufficiency.runner import FolderChoice, RunResult, Setting
 
 __all__ = ["sufficiency"]
 
@@ -43,16 +43,28 @@ def sufficiency(
     workers: Annotated[int, typer.Option(help="Processes (tasks run in parallel).")] = 2,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the rows here.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Draw context tokens per step (PNG).")] = None,
+    folder: Annotated[
+        str | None,
+        typer.Option(
+            help="Folder of strategies that fold with a model: local, openai:NAME, scripted."
+        ),
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
+    fold_cache: Annotated[Path | None, typer.Option(help="Fold cache file.")] = None,
+    no_fold_cache: Annotated[bool, typer.Option("--no-fold-cache")] = False,
 ) -> None:
     """Does a folded context still hold what the next action needs? A context-dependent oracle
     on tau2 tasks, per strategy x budget x mode: reward, redundant calls, tokens, cost."""
-    from contextfold.bench.sufficiency.runner import Setting, aggregate
+    from contextfold.bench.sufficiency.runner import FolderChoice, Setting, aggregate
+    from contextfold.strategies.folding import default_cache_path
 
+    cache = None if no_fold_cache else str(fold_cache or default_cache_path())
+    choice = FolderChoice(folder, base_url, cache)
     modes = [False, True] if both else [noisy]
     budgets: list[int | None] = [*budget] or [None]
     settings = [Setting(s, b, m) for s in strategy for b in budgets for m in modes]
     try:
-        results, wall = _run(domain, settings, task, tasks, workers)
+        results, wall = _run(domain, settings, task, tasks, workers, choice)
         if plot is not None:
             from contextfold.bench.sufficiency.plot import plot_context
 
@@ -74,7 +86,12 @@ def sufficiency(
 
 
 def _run(
-    domain: str, settings: list[Setting], only: list[str], first: int | None, workers: int
+    domain: str,
+    settings: list[Setting],
+    only: list[str],
+    first: int | None,
+    workers: int,
+    folder: FolderChoice,
 ) -> tuple[list[RunResult], float]:
     """Run the matrix over the domain's scorable tasks with a progress bar; results and wall
     time in seconds."""
@@ -91,7 +108,12 @@ def _run(
     with _progress() as progress:
         bar = progress.add_task(domain, total=len(ids))
         results = run_matrix(
-            domain, ids, settings, workers=workers, on_task=lambda _: progress.advance(bar)
+            domain,
+            ids,
+            settings,
+            workers=workers,
+            on_task=lambda _: progress.advance(bar),
+            folder=folder,
         )
     return results, time.perf_counter() - start
 
@@ -99,7 +121,8 @@ def _run(
 def _table(rows: list[dict[str, object]], results: list[RunResult], *, title: str) -> Table:
     table = Table(title=title)
     heads = ["strategy", "budget", "mode", "tasks", "reward", "redundant", "steps"]
-    heads += ["prompt tok", "peak ctx", "forced", "cost $", "over budget", "skipped"]
+    heads += ["prompt tok", "peak ctx", "forced", "cost $", "fold $", "total $", "rejected"]
+    heads += ["over budget", "skipped"]
     for head in heads:
         table.add_column(head, justify="left" if head == "strategy" else "right")
     for row in rows:
@@ -121,6 +144,9 @@ def _table(rows: list[dict[str, object]], results: list[RunResult], *, title: st
             f"{row['peak_context_tokens']:,.0f}",
             f"{row['forced_compactions']:.2f}",
             f"{row['cost_usd']:.4f}",
+            f"{row['fold_cost_usd']:.4f}",
+            f"{row['total_cost_usd']:.4f}",
+            f"{row['fold_rejected']:.2f}",
             str(sum(r.error is not None for r in runs)),
             str(sum(len(r.skipped) for r in runs)),
         )

@@ -71,8 +71,10 @@ class Oracle:
         tools: Sequence[Mapping[str, Any]] = (),
         *,
         max_tokens: int | None = None,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> Completion:
-        """The next message, computed from ``messages`` (the view) and the plan only."""
+        """The next message, computed from ``messages`` (the view) and the plan only (the
+        oracle is an agent, not a folder: ``response_schema`` plays no part)."""
         names = frozenset(t["function"]["name"] for t in tools)
         message = self._next(messages, names)
         tokens = self._counter.count(message_text(message))

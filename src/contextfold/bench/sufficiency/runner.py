@@ -36,10 +36,12 @@ from contextfold.core.errors import ContextBudgetError
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
 from contextfold.envs.tau2 import Tau2Env
+from contextfold.strategies.folding import FoldCache, FolderSource
 from contextfold.strategies.registry import build_strategy
 
 __all__ = [
     "ROW_KEYS",
+    "FolderChoice",
     "RunResult",
     "Setting",
     "TaskRunner",
@@ -63,8 +65,17 @@ ROW_KEYS = (
     "peak_context_tokens",
     "forced_compactions",
     "cost_usd",
+    "fold_calls",
+    "fold_prompt_tokens",
+    "fold_completion_tokens",
+    "fold_cost_usd",
+    "fold_rejected",
+    "fold_ms_median",
+    "total_cost_usd",
 )
 """The keys of every aggregated row (``--json``), in order."""
+
+_FOLD_KEYS = ROW_KEYS[ROW_KEYS.index("fold_calls") : ROW_KEYS.index("total_cost_usd")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,14 +110,17 @@ class RunResult:
     """Why the run was cut short (the strategy could not fit the budget), if it was."""
     stop: str = ""
     """How the session ended (``user_stop`` normally)."""
+    folds: dict[str, float] = field(default_factory=dict)
+    """The folder's figures (``fold_calls`` ... ``fold_ms_median``; all 0 without one)."""
 
 
 class TaskRunner:
     """Runs one task under many settings in one process, sharing its plan, the memo of tool
     outputs (:class:`~.session.TaskEnvs`) and the scores."""
 
-    def __init__(self, domain: str, task_id: str) -> None:
+    def __init__(self, domain: str, task_id: str, *, folders: FolderSource | None = None) -> None:
         self.domain, self.task_id = domain, str(task_id)
+        self.folders = folders or FolderSource()
         self.plan = build_plan(domain, self.task_id)
         self.envs = TaskEnvs(domain, self.task_id)
         self.rewards: dict[str, float] = {}
@@ -121,7 +135,7 @@ class TaskRunner:
         history = History(SystemMessage(self.envs.live.system_prompt()))
         agent = Agent(
             oracle,
-            build_strategy(setting.strategy),
+            build_strategy(setting.strategy, folders=self.folders),
             noisy or session,
             history=history,
             user=user,
@@ -162,6 +176,7 @@ class TaskRunner:
             oracle.stats.untold,
             error,
             stop,
+            {k: float(v) for k, v in meter.fold_summary().items()},
         )
 
     def reward(self, messages: Sequence[Message], session: SessionEnv, stop: str) -> float:
@@ -220,14 +235,32 @@ def _calls(message: Message) -> list[str]:
     return [f"user:{c.name}:{c.arguments}" for c in message.tool_calls]
 
 
-def run_one(domain: str, task_id: str, setting: Setting) -> RunResult:
+@dataclass(frozen=True, slots=True)
+class FolderChoice:
+    """What a worker process needs to build its folders (a picklable ``--folder``)."""
+
+    default: str | None = None
+    base_url: str | None = None
+    cache: str | None = None
+    """Fold cache file; None: no cache."""
+
+    def source(self) -> FolderSource:
+        cache = FoldCache(self.cache) if self.cache is not None else None
+        return FolderSource(default=self.default, base_url=self.base_url, cache=cache)
+
+
+def run_one(
+    domain: str, task_id: str, setting: Setting, folder: FolderChoice | None = None
+) -> RunResult:
     """Run the oracle on one task under one setting and score it."""
-    return TaskRunner(domain, task_id).run(setting)
+    return TaskRunner(domain, task_id, folders=(folder or FolderChoice()).source()).run(setting)
 
 
-def run_task(domain: str, task_id: str, settings: Sequence[Setting]) -> list[RunResult]:
+def run_task(
+    domain: str, task_id: str, settings: Sequence[Setting], folder: FolderChoice | None = None
+) -> list[RunResult]:
     """Every setting on one task (one job of :func:`run_matrix`)."""
-    runner = TaskRunner(domain, task_id)
+    runner = TaskRunner(domain, task_id, folders=(folder or FolderChoice()).source())
     return [runner.run(s) for s in settings]
 
 
@@ -238,19 +271,21 @@ def run_matrix(
     *,
     workers: int = 1,
     on_task: Callable[[str], None] | None = None,
+    folder: FolderChoice | None = None,
 ) -> list[RunResult]:
     """Every setting on every task; ``workers`` > 1 runs tasks in that many processes."""
-    for setting in settings:
-        build_strategy(setting.strategy)  # a bad spec fails before any work
+    folder = folder or FolderChoice()
+    for setting in settings:  # a bad spec, or a missing folder, fails before any work
+        build_strategy(setting.strategy, folders=FolderSource(default=folder.default))
     results: list[RunResult] = []
     if workers <= 1:
         for task_id in task_ids:
-            results += run_task(domain, task_id, settings)
+            results += run_task(domain, task_id, settings, folder)
             if on_task is not None:
                 on_task(task_id)
         return results
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        jobs = [pool.submit(run_task, domain, t, list(settings)) for t in task_ids]
+        jobs = [pool.submit(run_task, domain, t, list(settings), folder) for t in task_ids]
         for task_id, job in zip(task_ids, jobs, strict=True):
             results += job.result()
             if on_task is not None:
@@ -280,6 +315,9 @@ def aggregate(results: Sequence[RunResult]) -> list[dict[str, Any]]:
                 "peak_context_tokens": sum(r.peak_context_tokens for r in runs) / n,
                 "forced_compactions": sum(r.forced_compactions for r in runs) / n,
                 "cost_usd": sum(r.cost_usd for r in runs) / n,
+                **{k: sum(r.folds.get(k, 0.0) for r in runs) / n for k in _FOLD_KEYS},
+                "total_cost_usd": sum(r.cost_usd + r.folds.get("fold_cost_usd", 0.0) for r in runs)
+                / n,
             }
         )
     return rows

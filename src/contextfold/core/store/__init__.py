@@ -1,8 +1,9 @@
 """Session stores: :class:`MemoryStore` (in memory) and :class:`SQLiteStore` (one SQLite file).
 
-Both implement the :class:`~contextfold.core.protocols.Store` protocol and two extras used by the
-live agent, :meth:`~SQLiteStore.record_call` and :meth:`~SQLiteStore.load_calls`, which keep the
-exact messages each model call was sent and the usage it reported.
+Both implement the :class:`~contextfold.core.protocols.Store` protocol: sessions, their steps,
+their fold logs (:meth:`~SQLiteStore.append_fold`), and the call log
+(:meth:`~SQLiteStore.record_call`, :meth:`~SQLiteStore.load_calls`), which keeps the exact
+messages each model call was sent and the usage it reported.
 
 Messages are stored as the OpenAI dicts :func:`~contextfold.core.messages.to_openai` writes and
 read back with :func:`~contextfold.core.messages.from_openai`, so a loaded step equals the one
@@ -23,6 +24,10 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`, ``PRAGMA application_i
     steps(session_id, idx, messages JSON, tokens JSON, hashes JSON, PK(session_id, idx))
     calls(session_id, call_idx, step_idx, messages JSON, usage JSON, created_at,
           PK(session_id, call_idx))
+    folds(session_id, fold_idx, record JSON, created_at, PK(session_id, fold_idx))
+
+A version-1 file (before fold logs) is upgraded in place when opened: the ``folds`` table is
+added, nothing stored changes.
 
 Layout: :mod:`._common` holds the helpers both stores share, :mod:`.memory` the memory store,
 :mod:`.sqlite` the SQLite store, :mod:`._sqlite_open` opening a file (checks, pragmas, schema)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contextfold.core.errors import StoreError
+from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message
 
@@ -41,6 +42,14 @@ def _check_step(session_id: str, step: Step) -> None:
         raise StoreError(
             f"session {session_id!r}: step {step.index} has {n} messages, {len(step.tokens)} "
             f"token counts and {len(step.hashes)} hashes; build steps with make_step"
+        )
+
+
+def _check_fold(session_id: str, record: FoldRecord, steps: int) -> None:
+    if not 0 <= record.start <= record.end <= steps:
+        raise StoreError(
+            f"session {session_id!r}: a fold record covers steps {record.start} to "
+            f"{record.end}, but the session has {steps} steps; nothing was written"
         )
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfold.core.errors import MessageFormatError, StoreError
+from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage, from_openai
 from contextfold.core.store._common import _call_record
@@ -82,6 +83,15 @@ class _Decoder:
             raise self.corrupt(where, f"expected {n} integer token counts")
         if not (isinstance(hashes, list) and len(hashes) == n and _all_strs(hashes)):
             raise self.corrupt(where, f"expected {n} string hashes")
+
+    def decode_fold(self, row: tuple[Any, ...], session_id: str) -> FoldRecord:
+        fold_idx, record_json = row
+        where = f"session {session_id!r}, fold {fold_idx}"
+        data = self.decode_object(record_json, where)
+        try:
+            return FoldRecord.from_json(data, where=where)
+        except StoreError as exc:
+            raise self.corrupt(where, str(exc)) from exc
 
     def decode_call(self, row: tuple[Any, ...], session_id: str) -> dict[str, Any]:
         call_idx, step_idx, messages_json, usage_json, created_at = row

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from contextfold.core.errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Version of the SQLite schema, kept in ``PRAGMA user_version``."""
 
 APPLICATION_ID = 0x43464C44
@@ -39,7 +39,19 @@ CREATE TABLE calls (
     created_at TEXT NOT NULL,
     PRIMARY KEY (session_id, call_idx)
 );
+CREATE TABLE folds (
+    session_id TEXT NOT NULL REFERENCES sessions (session_id),
+    fold_idx   INTEGER NOT NULL CHECK (fold_idx >= 0),
+    record     TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (session_id, fold_idx)
+);
 """
+
+_UPGRADES = {
+    # version 1 -> 2: the fold log (tables are only added; nothing stored changes)
+    1: _SCHEMA[_SCHEMA.index("CREATE TABLE folds") :],
+}
 
 
 def _check_openable(path: Path) -> None:
@@ -100,10 +112,21 @@ def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         else:
             _check_version(path, app_id, version)
+            _upgrade(conn, version)
         conn.execute("COMMIT")
     except BaseException:
         _rollback(conn)
         raise
+
+
+def _upgrade(conn: sqlite3.Connection, version: int) -> None:
+    """Bring an older store up to :data:`SCHEMA_VERSION`, in the open transaction."""
+    while version < SCHEMA_VERSION:
+        for statement in _UPGRADES[version].split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        version += 1
+        conn.execute(f"PRAGMA user_version = {version}")
 
 
 def _check_version(path: Path, app_id: int, version: int) -> None:
@@ -112,7 +135,7 @@ def _check_version(path: Path, app_id: int, version: int) -> None:
             f"cannot open store {path}: it is an SQLite database but not a contextfold store; "
             "give the path of a new file or of an existing store"
         )
-    if version != SCHEMA_VERSION:
+    if version not in _UPGRADES and version != SCHEMA_VERSION:
         newer = "a newer" if version > SCHEMA_VERSION else "an unknown"
         raise StoreError(
             f"cannot open store {path}: it has {newer} schema version {version} (this contextfold "

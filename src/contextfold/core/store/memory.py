@@ -8,12 +8,14 @@ from types import TracebackType
 from typing import Any
 
 from contextfold.core.errors import StoreError
+from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._common import (
     _call_record,
     _check_call_step,
+    _check_fold,
     _check_step,
     _json_copy,
     _missing,
@@ -31,6 +33,7 @@ class _MemorySession:
     meta: dict[str, Any]
     steps: list[Step]
     calls: list[dict[str, Any]]
+    folds: list[FoldRecord]
 
 
 class MemoryStore:
@@ -50,7 +53,7 @@ class MemoryStore:
         if session_id in self._sessions:
             raise StoreError(f"session {session_id!r} already exists in the memory store")
         copied = _json_copy(meta, f"metadata of session {session_id!r}")
-        self._sessions[session_id] = _MemorySession(system, counter, copied, [], [])
+        self._sessions[session_id] = _MemorySession(system, counter, copied, [], [], [])
 
     def append_step(self, session_id: str, step: Step) -> None:
         session = self._get(session_id)
@@ -58,6 +61,12 @@ class MemoryStore:
         if step.index != len(session.steps):
             raise _not_next(session_id, step.index, len(session.steps))
         session.steps.append(step)
+
+    def append_fold(self, session_id: str, record: FoldRecord) -> None:
+        session = self._get(session_id)
+        _check_fold(session_id, record, len(session.steps))
+        where = f"fold record of session {session_id!r}"
+        session.folds.append(FoldRecord.from_json(_json_copy(record.to_json(), where)))
 
     def load_session(self, session_id: str) -> SessionRecord:
         session = self._get(session_id)
@@ -67,6 +76,7 @@ class MemoryStore:
             counter=session.counter,
             steps=list(session.steps),
             meta=_json_copy(session.meta, "metadata"),
+            folds=list(session.folds),
         )
 
     def list_sessions(self) -> list[str]:

@@ -10,11 +10,13 @@ from types import TracebackType
 from typing import Any, Literal
 
 from contextfold.core.errors import StoreError
+from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage, to_openai
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._common import (
     _check_call_step,
+    _check_fold,
     _check_step,
     _dumps,
     _missing,
@@ -114,6 +116,18 @@ class SQLiteStore:
                 row,
             )
 
+    def append_fold(self, session_id: str, record: FoldRecord) -> None:
+        where = f"fold record of session {session_id!r}"
+        record_json = _dumps(record.to_json(), where)
+        with self._transaction(f"append a {where}") as conn:
+            self._require_session(conn, session_id)
+            _check_fold(session_id, record, _next_index(conn, "steps", "idx", session_id))
+            fold_idx = _next_index(conn, "folds", "fold_idx", session_id)
+            conn.execute(
+                "INSERT INTO folds (session_id, fold_idx, record, created_at) VALUES (?, ?, ?, ?)",
+                (session_id, fold_idx, record_json, _now()),
+            )
+
     def load_session(self, session_id: str) -> SessionRecord:
         with self._reading(f"load session {session_id!r}") as conn:
             head = conn.execute(
@@ -125,6 +139,10 @@ class SQLiteStore:
                 "SELECT idx, messages, tokens, hashes FROM steps WHERE session_id = ? ORDER BY idx",
                 (session_id,),
             ).fetchall()
+            folds = conn.execute(
+                "SELECT fold_idx, record FROM folds WHERE session_id = ? ORDER BY fold_idx",
+                (session_id,),
+            ).fetchall()
         system_json, counter, meta_json = head
         where = f"session {session_id!r}"
         decoder = _Decoder(self.path)
@@ -134,6 +152,7 @@ class SQLiteStore:
             counter=counter,
             steps=decoder.decode_steps(rows, session_id),
             meta=decoder.decode_object(meta_json, f"{where}: metadata"),
+            folds=[decoder.decode_fold(row, session_id) for row in folds],
         )
 
     def list_sessions(self) -> list[str]:
