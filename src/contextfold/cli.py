@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from importlib import resources
 from pathlib import Path
@@ -14,6 +13,8 @@ from rich.markup import escape as rich_escape
 from rich.progress import Progress
 from rich.table import Table
 
+from contextfold.bench.args import check_specs, check_writable
+from contextfold.bench.output import plural, save_json
 from contextfold.bench.report import progress_bar
 from contextfold.core.errors import ContextFoldError
 
@@ -40,6 +41,7 @@ TokenizerOpt = Annotated[
     ),
 ]
 PricesOpt = Annotated[str, typer.Option(help="Price table: default (CarryOn's) or openai.")]
+BudgetOpt = Annotated[int | None, typer.Option(min=1, help="Context budget in tokens.")]
 
 
 @app.command()
@@ -47,7 +49,7 @@ def replay(
     paths: Annotated[list[Path], typer.Argument(help="Trajectory files or folders.")],
     strategy: StrategyOpt = ["full"],  # noqa: B006  (typer reads the default)
     model_profile: ProfileOpt = "qwen3-8b",
-    budget: Annotated[int | None, typer.Option(help="Context budget in tokens.")] = None,
+    budget: BudgetOpt = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
     tokenizer: TokenizerOpt = None,
     prices: PricesOpt = "default",
@@ -56,6 +58,7 @@ def replay(
     for path in paths:
         if not path.exists():
             _fail(f"{path} does not exist")
+    _check_args(strategy, json_out)
     _run_replay(paths, strategy, model_profile, budget, json_out, tokenizer, prices)
 
 
@@ -80,8 +83,8 @@ def run(
     strategy: Annotated[str, typer.Option("--strategy", "-s", help="Strategy spec.")] = "refold",
     model: Annotated[str, typer.Option(help="local, or openai:MODEL with --base-url.")] = "local",
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
-    max_steps: Annotated[int, typer.Option(help="Agent steps at most.")] = 30,
-    budget: Annotated[int | None, typer.Option(help="Context budget in tokens.")] = None,
+    max_steps: Annotated[int, typer.Option(min=1, help="Agent steps at most.")] = 30,
+    budget: BudgetOpt = None,
     threads: Annotated[int, typer.Option(help="CPU threads of the embedded engine.")] = 2,
     store: Annotated[Path | None, typer.Option(help="SQLite file keeping the session.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
@@ -91,6 +94,7 @@ def run(
     from contextfold.core.counters import resolve_counter
     from contextfold.core.store import SQLiteStore
 
+    _check_args([strategy], json_out)
     try:
         counter = resolve_counter("smollm2" if model == "local" else "approx")
         sessions = SQLiteStore(store) if store is not None else None
@@ -114,9 +118,7 @@ def run(
     for key, value in summary.items():
         table.add_row(key, f"{value:,.4f}" if isinstance(value, float) else str(value))
     console.print(table)
-    if json_out is not None:
-        json_out.write_text(json.dumps(summary, indent=1))
-        console.print(f"wrote {json_out}")
+    _save(json_out, summary)
 
 
 def _print_step(step: Any) -> None:
@@ -150,8 +152,8 @@ def tasks(
 
 @app.command("cache-bench")
 def cache_bench_cmd(
-    steps: Annotated[int, typer.Option(help="Steps in the scripted session.")] = 30,
-    threads: Annotated[int, typer.Option(help="CPU threads for the embedded engine.")] = 2,
+    steps: Annotated[int, typer.Option(min=2, help="Steps in the scripted session.")] = 30,
+    threads: Annotated[int, typer.Option(min=1, help="CPU threads for the embedded engine.")] = 2,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
 ) -> None:
     """Play one scripted session through the embedded engine three ways (full, per-step
@@ -160,6 +162,7 @@ def cache_bench_cmd(
     from contextfold.core.counters import resolve_counter
     from contextfold.models import LocalModel
 
+    _check_args([], json_out)
     try:
         counter = resolve_counter("smollm2")
         with _progress() as progress:
@@ -185,9 +188,7 @@ def cache_bench_cmd(
             f"{share:.1%}",
         )
     console.print(table)
-    if json_out is not None:
-        json_out.write_text(json.dumps({r.mode: r.to_json() for r in results}, indent=1))
-        console.print(f"wrote {json_out}")
+    _save(json_out, {r.mode: r.to_json() for r in results})
 
 
 bench_app = typer.Typer(help="Benchmarks on live environments.", no_args_is_help=True)
@@ -260,17 +261,54 @@ def _run_replay(
         wall = time.perf_counter() - start
     except ContextFoldError as exc:
         _fail(str(exc))
-    title = f"replay: {len(items)} trajectories, profile {profile.name}, tokenizer {counter.name}"
-    console.print(replay_table(result, title=title))
+    _require_replayed(paths, result, json_out)
+    read = plural(len(items) - len(result.import_errors), "trajectory", "trajectories")
+    title = f"replay: {read}, profile {profile.name}, tokenizer {counter.name}"
+    console.print(replay_table(result, title=title, width=console.width))
     console.print(f"wall time {wall:.2f} s (reading, counting, rendering, metering)")
     for label, res in result.strategies.items():
-        for message in res.errors[:5]:
-            err_console.print(f"[yellow]skipped ({label}):[/yellow] {message}", soft_wrap=True)
-    for message in result.import_errors[:10]:
-        err_console.print(f"[yellow]skipped:[/yellow] {message}", soft_wrap=True)
-    if json_out is not None:
-        json_out.write_text(json.dumps(result.to_json(), indent=1))
-        console.print(f"wrote {json_out}")
+        _print_skipped(res.errors, 5, f"skipped ({label})")
+    _print_skipped(result.import_errors, 10, "skipped")
+    _save(json_out, result.to_json())
+
+
+def _check_args(specs: list[str], json_out: Path | None) -> None:
+    """What can be checked before any work: strategy specs are not blank, --json is writable."""
+    try:
+        check_specs(specs)
+        check_writable(json_out)
+    except ContextFoldError as exc:
+        _fail(str(exc))
+
+
+def _require_replayed(paths: list[Path], result: Any, json_out: Path | None) -> None:
+    """Exit 1 (after naming what was skipped) when no trajectory could be replayed."""
+    if any(res.rows for res in result.strategies.values()):
+        return
+    _print_skipped(result.import_errors, 10, "skipped")
+    _save(json_out, result.to_json())
+    where = ", ".join(str(p) for p in paths)
+    skipped = len(result.import_errors)
+    why = f"{skipped} skipped, see above" if skipped else "no .json or .jsonl file found"
+    err_console.print(
+        f"[red]error:[/red] no trajectories to replay in {where} ({why}); give files in a "
+        "supported format (see `contextfold replay --help`)",
+        soft_wrap=True,
+    )
+    raise typer.Exit(1)
+
+
+def _print_skipped(messages: list[str], limit: int, label: str) -> None:
+    for message in messages[:limit]:
+        err_console.print(f"[yellow]{label}:[/yellow] {message}", soft_wrap=True)
+    if len(messages) > limit:
+        more = len(messages) - limit
+        err_console.print(f"[yellow]{label}:[/yellow] ... and {more} more (all in --json)")
+
+
+def _save(path: Path | None, data: Any) -> None:
+    if path is not None and not save_json(path, data, out=console, err=err_console):
+        raise typer.Exit(1)
 
 
 def _progress() -> Progress:
