@@ -88,16 +88,22 @@ def run(
     threads: Annotated[int, typer.Option(help="CPU threads of the embedded engine.")] = 2,
     store: Annotated[Path | None, typer.Option(help="SQLite file keeping the session.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
+    session: Annotated[
+        str | None, typer.Option(help="Session id in the store (default: unique per run).")
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(help="Continue the stored session ID (after a crash); needs --store."),
+    ] = None,
 ) -> None:
     """Run one task live: transcript as it happens, then the reward and the meter."""
     from contextfold.bench.live import make_model, run_live
     from contextfold.core.counters import resolve_counter
-    from contextfold.core.store import SQLiteStore
 
     _check_args([strategy], json_out)
     try:
+        sessions, session = _open_session(store, session, resume, env, task)
         counter = resolve_counter("smollm2" if model == "local" else "approx")
-        sessions = SQLiteStore(store) if store is not None else None
         result = run_live(
             env,
             task,
@@ -108,6 +114,8 @@ def run(
             budget=budget,
             store=sessions,
             on_step=_print_step,
+            session=session,
+            resume=resume is not None,
         )
     except ContextFoldError as exc:
         _fail(str(exc))
@@ -118,7 +126,32 @@ def run(
     for key, value in summary.items():
         table.add_row(key, f"{value:,.4f}" if isinstance(value, float) else str(value))
     console.print(table)
+    if store is not None:
+        console.print(f"session {session} in {store}")
     _save(json_out, summary)
+
+
+def _open_session(
+    path: Path | None, session: str | None, resume: str | None, env: str, task: str | None
+) -> tuple[Any, str]:
+    """The store (or None) and the session id to write: given, resumed or new."""
+    from contextfold.bench.live import new_session_id
+    from contextfold.core.store import SQLiteStore
+
+    if resume is not None and (path is None or session not in (None, resume)):
+        _fail("--resume ID needs --store (the file that holds the session) and no other --session")
+    if path is None:
+        return None, session or new_session_id(env, task)
+    store = SQLiteStore(path)
+    chosen = resume or session or new_session_id(env, task)
+    known = store.list_sessions()
+    if resume is not None and resume not in known:
+        _fail(f"no session {resume!r} in {path}; its sessions: {', '.join(known) or 'none'}")
+    if resume is None and chosen in known:
+        _fail(f"session {chosen!r} already exists in {path}; continue it with --resume {chosen}")
+    verb = "continuing" if resume else "recording"
+    err_console.print(f"{verb} session {chosen} in {path} (after a crash: --resume {chosen})")
+    return store, chosen
 
 
 def _print_step(step: Any) -> None:
