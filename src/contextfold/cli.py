@@ -67,11 +67,26 @@ def demo(
     strategy: StrategyOpt = [],  # noqa: B006
     model_profile: ProfileOpt = "smollm2-135m",
 ) -> None:
-    """Replay the sample trajectories that ship with contextfold through every strategy."""
-    from contextfold.strategies.registry import STRATEGIES
-
+    """Replay the sample trajectories that ship with contextfold through the main strategies."""
     sample = Path(str(resources.files("contextfold") / "data"))
-    _run_replay([sample], strategy or list(STRATEGIES), model_profile, None, None, None, "default")
+    _demo_intro()
+    _run_replay([sample], strategy or DEMO_STRATEGIES, model_profile, None, None, None, "default")
+
+
+DEMO_STRATEGIES = ["full", "window", "clip", "mask", "supersede", "refold"]
+"""The demo's rows: the baseline, the classic cuts, and the restorable strategies."""
+
+
+def _demo_intro() -> None:
+    console.print(
+        "[bold]contextfold[/bold] keeps an agent's history whole and, before every model call, "
+        "lets a strategy render a smaller view of it. Below: two recorded sessions (a tau2 "
+        "airline conversation, a mini-swe-agent coding run) replayed through the main "
+        "strategies; [bold]prompt tokens[/bold] is what each would resend and [bold]cost[/bold] "
+        "what it would pay with cache reads and writes priced, both as ratios to [bold]full[/bold] "
+        "(keep everything). `contextfold strategies` lists all of them.",
+        soft_wrap=False,
+    )
 
 
 @app.command()

@@ -26,7 +26,7 @@ COLUMNS: list[tuple[str, str, _Fmt, bool, bool]] = [
     ("skipped", "skipped", lambda v: f"{v:,.0f}", False, False),
     ("prompt_tokens", "prompt tokens", lambda v: _short(v), True, True),
     ("peak_context_tokens_mean", "peak ctx", lambda v: _short(v), True, False),
-    ("cost_usd", "cost $", lambda v: f"{v:,.2f}", True, True),
+    ("cost_usd", "cost $", lambda v: _money(v), True, True),
     ("kv_bytes_peak_mean", "KV at peak", lambda v: _bytes(v), True, False),
     ("prefix_cache_reuse", "reuse", lambda v: f"{v:.1%}", False, True),
     ("render_ms_median", "ms med", lambda v: f"{v:.3f}", False, False),
@@ -69,6 +69,13 @@ def _cell(value: Any, base: dict[str, Any] | None, key: str, fmt: _Fmt, ratio: b
     if ratio and base is not None and base[key]:
         text += f" [dim]{value / base[key]:.2f}x[/dim]"
     return text
+
+
+def _money(value: float) -> str:
+    """Dollars with about four significant digits: 1,234, 12.34, 0.0512."""
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.2f}" if abs(value) >= 1 else f"{value:.4f}"
 
 
 def _short(value: float) -> str:
