@@ -36,7 +36,7 @@ setup: $(STAMP)
 DEMO_TASK ?= 0
 DEMO_STEPS ?= 10
 
-# The bundled sample sessions replayed through every strategy (a second), then one tau2
+# The bundled sample sessions replayed through the main strategies (a second), then one tau2
 # airline task run live with the embedded model and refold (about a minute on 2 cores).
 demo: setup
 	$(BIN)/contextfold demo

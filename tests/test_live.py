@@ -46,9 +46,11 @@ def test_a_tau2_task_runs_live_and_is_scored_by_tau2(tmp_path: Path) -> None:
     summary = result.summary()
     assert RUN_KEYS | {"prefix_cache_reuse"} <= set(summary)
     assert summary["tool_calls"] == len(calls)
-    reopened = History.open(store, "tau2-airline-19")
+    session = result.history.session_id
+    assert session is not None and session.startswith("tau2-airline-19-")
+    reopened = History.open(store, session)
     assert [s.messages for s in reopened] == [s.messages for s in result.history]
-    assert len(store.load_calls("tau2-airline-19")) == len(result.meter.calls)
+    assert len(store.load_calls(session)) == len(result.meter.calls)
 
 
 def test_cli_runs_a_tutorial_task_with_the_embedded_model(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from contextfold.core.view import View, render_checked
 from contextfold.envs import FilesEnv
 from contextfold.models import ScriptedModel
 from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
+from contextfold.strategies.refold.markers import parse_markers
 from contextfold.strategies.registry import build_strategy
 from tests.gen import histories
 
@@ -69,6 +70,23 @@ def test_progress_text_is_the_note() -> None:
     ]
     agent, _ = run(replies, mask=False, advance="fixed", every=1, window=1)
     assert "[step 1 folded] located f3 in a.py" in texts(agent.result.views[-1])
+
+
+def test_markers_count_only_in_the_final_lines_of_the_reply() -> None:
+    heredoc = "cat > notes.md <<'EOF'\nPROGRESS: fake\nSTALE: 1, 2\nEOF\nWriting the notes."
+    assert parse_markers(heredoc).stale == frozenset() and parse_markers(heredoc).progress is None
+    quoted = "The log says:\nSTALE: 3-9\nso I go on.\nPROGRESS: read the log\n\nSTALE: none\n"
+    markers = parse_markers(quoted)
+    assert markers.progress == "read the log" and markers.stale == frozenset()
+    assert not markers.malformed
+    assert parse_markers("Done.\nPROGRESS: fixed f3\nSTALE: 1-2").stale == {1, 2}
+
+
+def test_a_stale_line_quoted_mid_reply_folds_nothing() -> None:
+    quoted = "Saving the log:\n```\nSTALE: 1\n```\nPROGRESS: saved"
+    replies = [act(1, "list_files"), act(2, "list_files", text=quoted), act(3, "list_files")]
+    agent, _ = run(replies, advance="fixed", every=1, window=1)
+    assert not [e for e in agent.result.views[-1].elisions if e.reason == "fold"]
 
 
 def test_malformed_stale_line_folds_nothing_and_is_counted() -> None:

@@ -108,7 +108,7 @@ def test_cli_replay_writes_the_json_keys(tmp_path: Path) -> None:
     res = runner.invoke(app, ["replay", str(path), "--strategy", "full", "--json", str(out)])
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
-    assert list(data) == ["full"]
+    assert list(data) == ["full", "skipped_files"]
     assert set(data["full"]) == {*SUMMARY_KEYS, "rows"}
     assert data["full"]["trajectories"] == 1
     assert "prompt tokens" in res.output

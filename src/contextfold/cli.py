@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from importlib import resources
@@ -15,6 +14,8 @@ from rich.markup import escape as rich_escape
 from rich.progress import Progress
 from rich.table import Table
 
+from contextfold.bench.args import check_specs, check_writable
+from contextfold.bench.output import plural, save_json
 from contextfold.bench.report import progress_bar
 from contextfold.core.errors import ContextFoldError
 
@@ -61,6 +62,7 @@ FoldCacheOpt = Annotated[
 NoFoldCacheOpt = Annotated[
     bool, typer.Option("--no-fold-cache", help="Call the folder even for inputs seen before.")
 ]
+BudgetOpt = Annotated[int | None, typer.Option(min=1, help="Context budget in tokens.")]
 
 
 @app.command()
@@ -68,7 +70,7 @@ def replay(
     paths: Annotated[list[Path], typer.Argument(help="Trajectory files or folders.")],
     strategy: StrategyOpt = ["full"],  # noqa: B006  (typer reads the default)
     model_profile: ProfileOpt = "qwen3-8b",
-    budget: Annotated[int | None, typer.Option(help="Context budget in tokens.")] = None,
+    budget: BudgetOpt = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
     tokenizer: TokenizerOpt = None,
     prices: PricesOpt = "default",
@@ -86,6 +88,7 @@ def replay(
             _fail(f"{path} does not exist")
     if limit is not None and limit < 1:
         _fail(f"--limit must be at least 1, got {limit}")
+    _check_args(strategy, json_out)
     options = _ReplayOptions(budget, tokenizer, prices, limit)
     try:
         folders = _folders(folder, base_url, fold_cache, no_fold_cache)
@@ -99,13 +102,28 @@ def demo(
     strategy: StrategyOpt = [],  # noqa: B006
     model_profile: ProfileOpt = "smollm2-135m",
 ) -> None:
-    """Replay the sample trajectories that ship with contextfold through every strategy."""
-    from contextfold.strategies.registry import STRATEGIES, needs_folder
-
+    """Replay the sample trajectories that ship with contextfold through the main strategies."""
     sample = Path(str(resources.files("contextfold") / "data"))
-    specs = strategy or [s for s in STRATEGIES if not needs_folder(s)]
+    _demo_intro()
     options = _ReplayOptions(None, None, "default", None)
-    _run_replay([sample], specs, model_profile, None, options, _folders(None, None, None, True))
+    folders = _folders("scripted", None, None, True)  # a -s compact works offline, for free
+    _run_replay([sample], strategy or DEMO_STRATEGIES, model_profile, None, options, folders)
+
+
+DEMO_STRATEGIES = ["full", "window", "clip", "mask", "supersede", "refold"]
+"""The demo's rows: the baseline, the classic cuts, and the restorable strategies."""
+
+
+def _demo_intro() -> None:
+    console.print(
+        "[bold]contextfold[/bold] keeps an agent's history whole and, before every model call, "
+        "lets a strategy render a smaller view of it. Below: two recorded sessions (a tau2 "
+        "airline conversation, a mini-swe-agent coding run) replayed through the main "
+        "strategies; [bold]prompt tokens[/bold] is what each would resend and [bold]cost[/bold] "
+        "what it would pay with cache reads and writes priced, both as ratios to [bold]full[/bold] "
+        "(keep everything). `contextfold strategies` lists all of them.",
+        soft_wrap=False,
+    )
 
 
 @app.command()
@@ -117,22 +135,29 @@ def run(
     strategy: Annotated[str, typer.Option("--strategy", "-s", help="Strategy spec.")] = "refold",
     model: Annotated[str, typer.Option(help="local, or openai:MODEL with --base-url.")] = "local",
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
-    max_steps: Annotated[int, typer.Option(help="Agent steps at most.")] = 30,
-    budget: Annotated[int | None, typer.Option(help="Context budget in tokens.")] = None,
+    max_steps: Annotated[int, typer.Option(min=1, help="Agent steps at most.")] = 30,
+    budget: BudgetOpt = None,
     threads: Annotated[int, typer.Option(help="CPU threads of the embedded engine.")] = 2,
     store: Annotated[Path | None, typer.Option(help="SQLite file keeping the session.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
     folder: FolderOpt = "agent",
+    session: Annotated[
+        str | None, typer.Option(help="Session id in the store (default: unique per run).")
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(help="Continue the stored session ID (after a crash); needs --store."),
+    ] = None,
 ) -> None:
     """Run one task live: transcript as it happens, then the reward and the meter."""
     from contextfold.bench.live import make_model, run_live
     from contextfold.core.counters import resolve_counter
-    from contextfold.core.store import SQLiteStore
     from contextfold.strategies.folding import FolderSource
 
+    _check_args([strategy], json_out)
     try:
+        sessions, session = _open_session(store, session, resume, env, task)
         counter = resolve_counter("smollm2" if model == "local" else "approx")
-        sessions = SQLiteStore(store) if store is not None else None
 
         def make() -> Model:
             return make_model(model, base_url=base_url, threads=threads)
@@ -151,6 +176,8 @@ def run(
             store=sessions,
             on_step=_print_step,
             folders=folders,
+            session=session,
+            resume=resume is not None,
         )
     except ContextFoldError as exc:
         _fail(str(exc))
@@ -161,9 +188,32 @@ def run(
     for key, value in summary.items():
         table.add_row(key, f"{value:,.4f}" if isinstance(value, float) else str(value))
     console.print(table)
-    if json_out is not None:
-        json_out.write_text(json.dumps(summary, indent=1))
-        console.print(f"wrote {json_out}")
+    if store is not None:
+        console.print(f"session {session} in {store}")
+    _save(json_out, summary)
+
+
+def _open_session(
+    path: Path | None, session: str | None, resume: str | None, env: str, task: str | None
+) -> tuple[Any, str]:
+    """The store (or None) and the session id to write: given, resumed or new."""
+    from contextfold.bench.live import new_session_id
+    from contextfold.core.store import SQLiteStore
+
+    if resume is not None and (path is None or session not in (None, resume)):
+        _fail("--resume ID needs --store (the file that holds the session) and no other --session")
+    if path is None:
+        return None, session or new_session_id(env, task)
+    store = SQLiteStore(path)
+    chosen = resume or session or new_session_id(env, task)
+    known = store.list_sessions()
+    if resume is not None and resume not in known:
+        _fail(f"no session {resume!r} in {path}; its sessions: {', '.join(known) or 'none'}")
+    if resume is None and chosen in known:
+        _fail(f"session {chosen!r} already exists in {path}; continue it with --resume {chosen}")
+    verb = "continuing" if resume else "recording"
+    err_console.print(f"{verb} session {chosen} in {path} (after a crash: --resume {chosen})")
+    return store, chosen
 
 
 def _print_step(step: Any) -> None:
@@ -197,8 +247,8 @@ def tasks(
 
 @app.command("cache-bench")
 def cache_bench_cmd(
-    steps: Annotated[int, typer.Option(help="Steps in the scripted session.")] = 30,
-    threads: Annotated[int, typer.Option(help="CPU threads for the embedded engine.")] = 2,
+    steps: Annotated[int, typer.Option(min=2, help="Steps in the scripted session.")] = 30,
+    threads: Annotated[int, typer.Option(min=1, help="CPU threads for the embedded engine.")] = 2,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
 ) -> None:
     """Play one scripted session through the embedded engine three ways (full, per-step
@@ -207,6 +257,7 @@ def cache_bench_cmd(
     from contextfold.core.counters import resolve_counter
     from contextfold.models import LocalModel
 
+    _check_args([], json_out)
     try:
         counter = resolve_counter("smollm2")
         with _progress() as progress:
@@ -232,9 +283,7 @@ def cache_bench_cmd(
             f"{share:.1%}",
         )
     console.print(table)
-    if json_out is not None:
-        json_out.write_text(json.dumps({r.mode: r.to_json() for r in results}, indent=1))
-        console.print(f"wrote {json_out}")
+    _save(json_out, {r.mode: r.to_json() for r in results})
 
 
 bench_app = typer.Typer(help="Benchmarks on live environments.", no_args_is_help=True)
@@ -361,17 +410,54 @@ def _run_replay(
         wall = time.perf_counter() - start
     except ContextFoldError as exc:
         _fail(str(exc))
-    title = f"replay: {len(items)} trajectories, profile {profile.name}, tokenizer {counter.name}"
-    console.print(replay_table(result, title=title))
+    _require_replayed(paths, result, json_out)
+    read = plural(len(items) - len(result.import_errors), "trajectory", "trajectories")
+    title = f"replay: {read}, profile {profile.name}, tokenizer {counter.name}"
+    console.print(replay_table(result, title=title, width=console.width))
     console.print(f"wall time {wall:.2f} s (reading, counting, folding, rendering, metering)")
     for label, res in result.strategies.items():
-        for message in res.errors[:5]:
-            err_console.print(f"[yellow]skipped ({label}):[/yellow] {message}", soft_wrap=True)
-    for message in result.import_errors[:10]:
-        err_console.print(f"[yellow]skipped:[/yellow] {message}", soft_wrap=True)
-    if json_out is not None:
-        json_out.write_text(json.dumps(result.to_json(), indent=1))
-        console.print(f"wrote {json_out}")
+        _print_skipped(res.errors, 5, f"skipped ({label})")
+    _print_skipped(result.import_errors, 10, "skipped")
+    _save(json_out, result.to_json())
+
+
+def _check_args(specs: list[str], json_out: Path | None) -> None:
+    """What can be checked before any work: strategy specs are not blank, --json is writable."""
+    try:
+        check_specs(specs)
+        check_writable(json_out)
+    except ContextFoldError as exc:
+        _fail(str(exc))
+
+
+def _require_replayed(paths: list[Path], result: Any, json_out: Path | None) -> None:
+    """Exit 1 (after naming what was skipped) when no trajectory could be replayed."""
+    if any(res.rows for res in result.strategies.values()):
+        return
+    _print_skipped(result.import_errors, 10, "skipped")
+    _save(json_out, result.to_json())
+    where = ", ".join(str(p) for p in paths)
+    skipped = len(result.import_errors)
+    why = f"{skipped} skipped, see above" if skipped else "no .json or .jsonl file found"
+    err_console.print(
+        f"[red]error:[/red] no trajectories to replay in {where} ({why}); give files in a "
+        "supported format (see `contextfold replay --help`)",
+        soft_wrap=True,
+    )
+    raise typer.Exit(1)
+
+
+def _print_skipped(messages: list[str], limit: int, label: str) -> None:
+    for message in messages[:limit]:
+        err_console.print(f"[yellow]{label}:[/yellow] {message}", soft_wrap=True)
+    if len(messages) > limit:
+        more = len(messages) - limit
+        err_console.print(f"[yellow]{label}:[/yellow] ... and {more} more (all in --json)")
+
+
+def _save(path: Path | None, data: Any) -> None:
+    if path is not None and not save_json(path, data, out=console, err=err_console):
+        raise typer.Exit(1)
 
 
 def _progress() -> Progress:

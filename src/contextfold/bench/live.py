@@ -3,25 +3,32 @@
 Environments by spec: ``tau2:airline|retail|telecom`` (a task id is required; the user is
 simulated by a model on the same backend, with its own engine so each keeps its prompt cache)
 and ``tutorial:budget|study-plan`` (the task is the prompt; the answer is scored).
+
+With a store, the session is kept under an id unique per run (:func:`new_session_id`) or the one
+given; ``resume=True`` reopens that session and goes on where it stopped
+(:func:`contextfold.agent.resume.resume`).
 """
 
 from __future__ import annotations
 
+import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextfold.agent import Agent
+from contextfold.agent import Agent, AgentResult
+from contextfold.agent.resume import resume as resume_run
 from contextfold.core.errors import ConfigError
 from contextfold.core.history import History, Step
 from contextfold.core.messages import SystemMessage
 from contextfold.core.meter import Meter, get_profile
-from contextfold.core.protocols import Model, Store
+from contextfold.core.protocols import Environment, Model, Store, Strategy, UserSimulator
 from contextfold.core.tokens import TokenCounter
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy
 
-__all__ = ["LiveResult", "make_model", "run_live"]
+__all__ = ["LiveResult", "make_model", "new_session_id", "run_live"]
 
 TUTORIAL_SYSTEM = (
     "You are a careful assistant. Use the calculator tool for every computation, then give "
@@ -81,6 +88,13 @@ def make_model(spec: str, *, base_url: str | None = None, threads: int = 2) -> M
     raise ConfigError(f"unknown model {spec!r}; use 'local' or 'openai:MODEL' (with --base-url)")
 
 
+def new_session_id(env_spec: str, task: str | None) -> str:
+    """A session id unique per run: environment, task, UTC time and a random suffix."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    parts = [env_spec.replace(":", "-"), task, stamp, secrets.token_hex(3)]
+    return "-".join(p for p in parts if p)
+
+
 def run_live(
     env_spec: str,
     task: str | None,
@@ -92,17 +106,36 @@ def run_live(
     budget: int | None = None,
     store: Store | None = None,
     on_step: Callable[[Step], None] | None = None,
+    session: str | None = None,
+    resume: bool = False,
     folders: FolderSource | None = None,
 ) -> LiveResult:
-    """Run one task live and score it. ``folders`` gives the folder of a strategy that folds
-    with a model (default: ``agent``, another instance of the agent's model from ``make``)."""
+    """Run one task live and score it; ``resume``: continue the stored ``session``.
+    ``folders`` gives the folder of a strategy that folds with a model (default: ``agent``,
+    another instance of the agent's model from ``make``)."""
     kind, _, name = env_spec.partition(":")
     runner = {"tau2": _run_tau2, "tutorial": _run_tutorial}.get(kind)
     if runner is None or not name:
         raise ConfigError(f"unknown environment {env_spec!r}; use tau2:DOMAIN or tutorial:TASK")
+    if resume and (store is None or session is None):
+        raise ConfigError("resuming needs the store and the id of the session to continue")
     folders = folders or FolderSource(default="agent", agent=make)
     build_strategy(strategy_spec, folders=folders)  # a bad spec fails before any work
-    options = _Options(strategy_spec, make, counter, max_steps, budget, store, on_step, folders)
+    session = session or new_session_id(env_spec, task)
+    meta = {"env": env_spec, "task": task, "strategy": strategy_spec}
+    options = _Options(
+        strategy_spec,
+        make,
+        counter,
+        max_steps,
+        budget,
+        store,
+        on_step,
+        session,
+        resume,
+        meta,
+        folders,
+    )
     return runner(name, task, options)
 
 
@@ -115,29 +148,79 @@ class _Options:
     budget: int | None
     store: Store | None
     on_step: Callable[[Step], None] | None
+    session: str
+    resume: bool
+    meta: dict[str, Any]
     folders: FolderSource
 
-    def history(self, system: str, session: str) -> History:
+    def history(self, system: str) -> History:
         store = self.store
+        if self.resume and store is not None:
+            return _reopen(store, self.session, system, self.counter, self.meta)
         return History(
             SystemMessage(system),
             counter=self.counter,
             store=store,
-            session_id=session if store is not None else None,
+            session_id=self.session if store is not None else None,
+            meta=self.meta,
         )
 
-    def agent(self, history: History, env: Any, user: Any = None) -> Agent:
+    def agent(
+        self,
+        history: History,
+        env: Any,
+        user: Any = None,
+        *,
+        strategy: Strategy | None = None,
+        meter: Meter | None = None,
+        max_steps: int | None = None,
+        model: Model | None = None,
+    ) -> Agent:
         return Agent(
-            self.make(),
-            build_strategy(self.strategy, folders=self.folders),
+            model or self.make(),
+            strategy or build_strategy(self.strategy, folders=self.folders),
             env,
             history=history,
             user=user,
-            meter=Meter(profile=get_profile("smollm2-135m")),
-            max_steps=self.max_steps,
+            meter=meter or Meter(profile=get_profile("smollm2-135m")),
+            max_steps=self.max_steps if max_steps is None else max_steps,
             budget=self.budget,
             on_step=self.on_step,
         )
+
+    def start(
+        self, history: History, env: Environment, user: UserSimulator | None, **first: Any
+    ) -> AgentResult:
+        """Run the agent from the start, or (resuming a session with steps) from where it
+        stopped; ``first``: what :meth:`Agent.run` opens with."""
+        if not (self.resume and len(history)):
+            return self.agent(history, env, user).run(**first)
+        strategy = build_strategy(self.strategy, folders=self.folders)
+        meter = Meter(profile=get_profile("smollm2-135m"))
+        model = self.make()  # one model (and prompt cache) for both legs of the resumed run
+
+        def make_agent(leg_user: UserSimulator | None, steps: int) -> Agent:
+            return self.agent(
+                history, env, leg_user, strategy=strategy, meter=meter, max_steps=steps, model=model
+            )
+
+        return resume_run(history, strategy, env, make_agent, user=user, max_steps=self.max_steps)
+
+
+def _reopen(
+    store: Store, session: str, system: str, counter: TokenCounter, meta: dict[str, Any]
+) -> History:
+    """The stored session, checked to be a run of the same task."""
+    history = History.open(store, session, counter=counter)
+    recorded = history.system.content if history.system is not None else None
+    same_task = all(history.meta.get(k, meta[k]) == meta[k] for k in ("env", "task"))
+    if recorded != system or not same_task:
+        was = ", ".join(f"{k}={v}" for k, v in history.meta.items()) or "unknown"
+        raise ConfigError(
+            f"session {session!r} is not a run of this task (it was: {was}); resume it with "
+            "the --env and --task it was started with"
+        )
+    return history
 
 
 def _run_tau2(domain: str, task: str | None, o: _Options) -> LiveResult:
@@ -148,9 +231,9 @@ def _run_tau2(domain: str, task: str | None, o: _Options) -> LiveResult:
     if task is None:
         raise ConfigError(f"tau2:{domain} needs --task ID (see `contextfold tasks {domain}`)")
     env = Tau2Env(domain, task)
-    history = o.history(env.system_prompt(), f"tau2-{domain}-{task}")
+    history = o.history(env.system_prompt())
     user = Tau2User(o.make(), env)
-    result = o.agent(history, env, user).run(greeting=GREETING)  # tau2's agents greet first
+    result = o.start(history, env, user, greeting=GREETING)  # tau2's agents greet first
     stop = "user_stop" if result.stop in ("user_stop", "answered") else result.stop
     reward = env.reward(history.messages(), stop=stop)
     detail = {"reward_basis": list(reward.basis), "reward_skipped": list(reward.skipped)}
@@ -164,8 +247,8 @@ def _run_tutorial(name: str, task: str | None, o: _Options) -> LiveResult:
     spec = get_task(name)
     if o.strategy == "subtask-fold":
         return _run_subtasks(spec, task, o)
-    history = o.history(TUTORIAL_SYSTEM, f"tutorial-{name}")
-    result = o.agent(history, CalculatorEnv()).run(task or spec.prompt)
+    history = o.history(TUTORIAL_SYSTEM)
+    result = o.start(history, CalculatorEnv(), None, task=task or spec.prompt)
     answer = next(
         (s.message.content or "" for s in reversed(history.steps) if s.kind == "assistant"), ""
     )
@@ -181,7 +264,9 @@ def _run_subtasks(spec: Any, task: str | None, o: _Options) -> LiveResult:
     meter = Meter(profile=get_profile("smollm2-135m"))
     agent = SubtaskAgent(o.make(), CalculatorEnv(), meter=meter, counter=o.counter)
     run = agent.run(task or spec.prompt)
-    history = o.history(TUTORIAL_SYSTEM, f"tutorial-{spec.id}-subtasks")
+    if o.resume:
+        raise ConfigError("subtask-fold runs cannot be resumed; start a new run")
+    history = o.history(TUTORIAL_SYSTEM)
     for record in run.subtasks:
         for step in record.history:
             if o.on_step is not None:

@@ -108,12 +108,17 @@ _FOLD_SUMS = (
 class ReplayResult:
     strategies: dict[str, StrategyResult]
     import_errors: list[str] = field(default_factory=list)
+    skipped_files: list[dict[str, str]] = field(default_factory=list)
+    """Each file or trajectory skipped for every strategy: ``path``, ``position``, ``reason``."""
 
     def to_json(self) -> dict[str, Any]:
-        """Per strategy: the summary keys plus ``rows`` (one per trajectory)."""
-        return {
+        """Per strategy: the summary keys plus ``rows`` (one per trajectory); and at the top
+        level, ``skipped_files``."""
+        out: dict[str, Any] = {
             label: {**res.summary(), "rows": res.rows} for label, res in self.strategies.items()
         }
+        out["skipped_files"] = self.skipped_files
+        return out
 
 
 def replay(
@@ -142,9 +147,7 @@ def replay(
     result = ReplayResult({label: StrategyResult(label) for label in labels})
     for item in items:
         if isinstance(item, ImportFormatError):
-            result.import_errors.append(str(item))
-            for res in result.strategies.values():
-                res.skipped += 1
+            _skip_all(result, item)
         else:
             _replay_trajectory(item, specs, labels, result, setup)
         if on_trajectory is not None:
@@ -169,10 +172,13 @@ def _replay_trajectory(
     result: ReplayResult,
     setup: _Setup,
 ) -> None:
+    if _is_empty(traj):
+        _skip_all(result, ImportFormatError(traj.source, traj.id, EMPTY))
+        return
     try:
         steps = traj.counted_steps(setup.counter)
     except ContextFoldError as exc:
-        _skip_all(result, f"{traj.source}: {traj.id}: {exc}")
+        _skip_all(result, ImportFormatError(traj.source, traj.id, str(exc)))
         return
     for spec, label in zip(specs, labels, strict=True):
         res = result.strategies[label]
@@ -244,8 +250,19 @@ def _row(traj: Trajectory, steps: Sequence[Step], meter: Meter) -> dict[str, Any
     }
 
 
-def _skip_all(result: ReplayResult, message: str) -> None:
-    result.import_errors.append(message)
+EMPTY = "no assistant step (an empty trajectory): nothing to replay"
+
+
+def _is_empty(traj: Trajectory) -> bool:
+    """No recorded assistant step: no call to meter, and zeros would pull every mean down."""
+    return not any(msgs and msgs[0].role == "assistant" for msgs in traj.steps)
+
+
+def _skip_all(result: ReplayResult, error: ImportFormatError) -> None:
+    result.import_errors.append(str(error))
+    result.skipped_files.append(
+        {"path": error.path, "position": error.position, "reason": error.problem}
+    )
     for res in result.strategies.values():
         res.skipped += 1
 

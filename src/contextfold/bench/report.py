@@ -1,11 +1,13 @@
-"""Render replay results as a rich table: strategies side by side, ratios to ``full``."""
+"""Render replay results as a rich table: a row per strategy, ratios to ``full``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -15,39 +17,88 @@ __all__ = ["progress_bar", "replay_table"]
 
 _Fmt = Callable[[float], str]
 
-ROWS: list[tuple[str, str, _Fmt, bool]] = [
-    # key, label, format, show ratio to full
-    ("trajectories", "trajectories", lambda v: f"{v:,.0f}", False),
-    ("skipped", "skipped", lambda v: f"{v:,.0f}", False),
-    ("prompt_tokens", "prompt tokens (cumulative)", lambda v: f"{v:,.0f}", True),
-    ("peak_context_tokens_mean", "peak context (mean)", lambda v: f"{v:,.0f}", True),
-    ("cost_usd", "cost USD", lambda v: f"{v:,.2f}", True),
-    ("kv_bytes_peak_mean", "KV cache at peak (mean)", lambda v: _bytes(v), True),
-    ("prefix_cache_reuse", "prefix-cache reuse", lambda v: f"{v:.1%}", False),
-    ("render_ms_median", "render ms (median)", lambda v: f"{v:.3f}", False),
-    ("render_ms_p99", "render ms (p99)", lambda v: f"{v:.3f}", False),
-    ("removed_tokens", "removed tokens", lambda v: f"{v:,.0f}", False),
-    ("unrecoverable_tokens", "unrecoverable tokens", lambda v: f"{v:,.0f}", False),
+WIDE = 140
+"""Terminal width from which every measure gets its own column."""
+
+# key, header, format, show ratio to full, shown in the narrow (80-column) layout
+COLUMNS: list[tuple[str, str, _Fmt, bool, bool]] = [
+    ("trajectories", "traj.", lambda v: f"{v:,.0f}", False, False),
+    ("skipped", "skipped", lambda v: f"{v:,.0f}", False, False),
+    ("prompt_tokens", "prompt tokens", lambda v: _short(v), True, True),
+    ("peak_context_tokens_mean", "peak ctx", lambda v: _short(v), True, False),
+    ("cost_usd", "cost $", lambda v: _money(v), True, True),
+    ("kv_bytes_peak_mean", "KV at peak", lambda v: _bytes(v), True, False),
+    ("prefix_cache_reuse", "reuse", lambda v: f"{v:.1%}", False, True),
+    ("render_ms_median", "ms med", lambda v: f"{v:.3f}", False, False),
+    ("render_ms_p99", "ms p99", lambda v: f"{v:.3f}", False, False),
+    ("removed_tokens", "removed", lambda v: _short(v), False, True),
+    ("unrecoverable_tokens", "unrecov.", lambda v: _short(v), False, True),
+    ("fold_calls", "folds", lambda v: f"{v:,.0f}", False, False),
+    ("fold_rejected", "rejected", lambda v: f"{v:,.0f}", False, False),
+    ("fold_ms_median", "fold ms", lambda v: f"{v:,.0f}", False, False),
+    ("fold_cost_usd", "fold $", lambda v: _money(v), False, False),
+    ("total_cost_usd", "total $", lambda v: _money(v), True, False),
 ]
+_FOLDING = {"cost_usd": False, "total_cost_usd": True}
+"""When a strategy folded with a model, the narrow layout shows total cost (agent plus
+folder) instead of the agent's alone."""
 
 
-def replay_table(result: ReplayResult, *, title: str = "replay") -> Table:
+def replay_table(result: ReplayResult, *, title: str = "replay", width: int = 80) -> Table:
+    """One row per strategy, one column per measure, ratios to ``full`` where it ran.
+
+    Below :data:`WIDE` columns only the main measures are shown (prompt tokens and cost with
+    their ratios, prefix-cache reuse, removed and unrecoverable tokens), so the table fits 80
+    columns; from :data:`WIDE` on, every measure."""
     summaries = {label: res.summary() for label, res in result.strategies.items()}
     base = summaries.get("full")
-    table = Table(title=title)
-    table.add_column("measure", style="bold")
-    for label in summaries:
-        table.add_column(label, justify="right")
-    for key, name, fmt, ratio in ROWS:
-        table.add_row(name, *(_cell(s[key], base, key, fmt, ratio) for s in summaries.values()))
+    folded = any(v["fold_calls"] for v in summaries.values())
+    columns = [c for c in COLUMNS if width >= WIDE or _narrow(c, folded)]
+    table = Table(
+        title=title, box=box.SIMPLE_HEAD, caption=_caption(base, width), collapse_padding=True
+    )
+    table.add_column("strategy", style="bold", overflow="fold")
+    for _key, header, _fmt, _ratio, _narrow in columns:
+        table.add_column(header, justify="right", no_wrap=True)
+    for label, s in summaries.items():
+        cells = [_cell(s[key], base, key, fmt, ratio) for key, _h, fmt, ratio, _n in columns]
+        table.add_row(escape(label), *cells)
     return table
+
+
+def _narrow(column: tuple[str, str, _Fmt, bool, bool], folded: bool) -> bool:
+    key, narrow = column[0], column[4]
+    return _FOLDING.get(key, narrow) if folded else narrow
+
+
+def _caption(base: dict[str, Any] | None, width: int) -> str | None:
+    parts = ["Nx: ratio to full"] if base is not None else []
+    if width < WIDE:
+        parts.append(f"a terminal of {WIDE}+ columns shows every measure")
+    return "; ".join(parts) or None
 
 
 def _cell(value: Any, base: dict[str, Any] | None, key: str, fmt: _Fmt, ratio: bool) -> str:
     text = fmt(value)
     if ratio and base is not None and base[key]:
-        text += f" [dim]({value / base[key]:.2f}x)[/dim]"
+        text += f" [dim]{value / base[key]:.2f}x[/dim]"
     return text
+
+
+def _money(value: float) -> str:
+    """Dollars with about four significant digits: 1,234, 12.34, 0.0512."""
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.2f}" if abs(value) >= 1 else f"{value:.4f}"
+
+
+def _short(value: float) -> str:
+    """A count in at most 6 characters: 987, 31.7k, 1.23M, 4.56G."""
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= size:
+            digits = 2 if abs(value) < 10 * size else 1 if abs(value) < 100 * size else 0
+            return f"{value / size:.{digits}f}{unit}"
+    return f"{value:,.0f}"
 
 
 def _bytes(value: float) -> str:

@@ -8,7 +8,10 @@ each file's content (see :mod:`contextfold.importers.detect`).
 trajectory comes out as an :class:`~contextfold.core.errors.ImportFormatError` instead of being
 raised, so the batch can count it and go on. JSON files found in folders that are no trajectory
 format (a ``report.json``, a config) are skipped silently; only files that look like a trajectory
-but are broken are errors. :func:`load_file` reads one file and raises on the first error.
+but are broken are errors. Whatever goes wrong while reading one file (a file nested too deep
+for the parser, a FIFO or device named ``*.json``, an importer's own bug) becomes an error that
+names the file, never an exception that stops the batch. :func:`load_file` reads one file and
+raises on the first error.
 """
 
 from __future__ import annotations
@@ -44,18 +47,33 @@ def iter_trajectories(paths: Iterable[str | Path]) -> Iterator[Trajectory | Impo
     deterministic order; an :class:`ImportFormatError` in place of each one that cannot be read.
     """
     for path, explicit in discover(paths):
-        yield from _read(path, explicit=explicit)
+        yield from _read_guarded(path, explicit=explicit)
 
 
 def load_file(path: str | Path) -> list[Trajectory]:
     """The trajectories of one file; raises :class:`ImportFormatError` (naming the file and the
     position in it) on the first malformed one."""
     out = []
-    for item in _read(Path(path), explicit=True):
+    for item in _read_guarded(Path(path), explicit=True):
         if isinstance(item, ImportFormatError):
             raise item
         out.append(item)
     return out
+
+
+def _read_guarded(path: Path, *, explicit: bool) -> Iterator[Item]:
+    """:func:`_read`, with any failure on this file turned into an error naming it."""
+    if path.exists() and not path.is_file():
+        kind = "is not a regular file (a FIFO, socket or device); only regular files are read"
+        yield ImportFormatError(str(path), "file", kind)
+        return
+    try:
+        yield from _read(path, explicit=explicit)
+    except ImportFormatError as exc:
+        yield exc
+    except Exception as exc:  # one bad file must never stop a batch
+        problem = f"cannot be read: {type(exc).__name__}: {exc}"
+        yield ImportFormatError(str(path), "file", problem)
 
 
 def _read(path: Path, *, explicit: bool) -> Iterator[Item]:

@@ -5,17 +5,20 @@ Imports only typer and rich at module level; the benchmark itself is imported wh
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
-from contextfold.bench.report import progress_bar
+from contextfold.bench.args import check_specs, check_writable
+from contextfold.bench.output import save_json
+from contextfold.bench.report import WIDE, progress_bar
 from contextfold.core.errors import ContextFoldError
 
 if TYPE_CHECKING:
@@ -34,13 +37,14 @@ def sufficiency(
         typer.Option("--strategy", "-s", help="Strategy name, 'name key=value', path or YAML."),
     ] = ["full"],  # noqa: B006  (typer reads the default)
     budget: Annotated[
-        list[int], typer.Option(help="Context budget in tokens (repeat it); none: unlimited.")
+        list[int],
+        typer.Option(min=1, help="Context budget in tokens (repeat it); none: unlimited."),
     ] = [],  # noqa: B006
     noisy: Annotated[bool, typer.Option("--noisy", help="Pad tool outputs (noisy mode).")] = False,
     both: Annotated[bool, typer.Option("--both", help="Run normal and noisy mode.")] = False,
-    tasks: Annotated[int | None, typer.Option(help="Only the first N tasks.")] = None,
+    tasks: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks.")] = None,
     task: Annotated[list[str], typer.Option("--task", help="Only these task ids.")] = [],  # noqa: B006
-    workers: Annotated[int, typer.Option(help="Processes (tasks run in parallel).")] = 2,
+    workers: Annotated[int, typer.Option(min=1, help="Processes (tasks run in parallel).")] = 2,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the rows here.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Draw context tokens per step (PNG).")] = None,
     folder: Annotated[
@@ -64,6 +68,9 @@ def sufficiency(
     budgets: list[int | None] = [*budget] or [None]
     settings = [Setting(s, b, m) for s in strategy for b in budgets for m in modes]
     try:
+        check_specs(strategy)
+        check_writable(json_out)
+        check_writable(plot, option="--plot")
         results, wall = _run(domain, settings, task, tasks, workers, choice)
         if plot is not None:
             from contextfold.bench.sufficiency.plot import plot_context
@@ -75,12 +82,12 @@ def sufficiency(
     rows = aggregate(results)
     count = len({r.task_id for r in results})
     wide = console if console.is_terminal else Console(width=160)  # logs: do not squeeze it
-    wide.print(_table(rows, results, title=f"sufficiency: {domain}, {count} tasks"))
+    title = f"sufficiency: {domain}, {count} tasks"
+    wide.print(_table(rows, results, title=title, width=wide.width))
     console.print(f"wall time {wall:.1f} s")
     _print_failures(results)
-    if json_out is not None:
-        json_out.write_text(json.dumps(rows, indent=1))
-        console.print(f"wrote {json_out}")
+    if json_out is not None and not save_json(json_out, rows, out=console, err=err_console):
+        raise typer.Exit(1)
     if plot is not None:
         console.print(f"wrote {plot}")
 
@@ -118,7 +125,33 @@ def _run(
     return results, time.perf_counter() - start
 
 
-def _table(rows: list[dict[str, object]], results: list[RunResult], *, title: str) -> Table:
+NARROW = ("strategy", "budget", "mode", "reward", "redundant", "prompt tok", "total $")
+"""The columns that fit 80 columns; a terminal of :data:`~contextfold.bench.report.WIDE`
+columns or more shows them all."""
+
+
+def _table(
+    rows: list[dict[str, object]], results: list[RunResult], *, title: str, width: int = 80
+) -> Table:
+    wide = _wide_table(rows, results, title=title)
+    if width >= WIDE:
+        return wide
+    keep = [i for i, column in enumerate(wide.columns) if column.header in NARROW]
+    table = Table(title=title, box=box.SIMPLE_HEAD, collapse_padding=True)
+    table.caption = f"a terminal of {WIDE}+ columns shows every measure"
+    for i in keep:
+        header = str(wide.columns[i].header)
+        if header == "strategy":
+            table.add_column(header, overflow="fold")
+        else:
+            table.add_column(header, justify="right", no_wrap=True)
+    cells = [list(wide.columns[i].cells) for i in keep]
+    for row in zip(*cells, strict=True):
+        table.add_row(*row)
+    return table
+
+
+def _wide_table(rows: list[dict[str, object]], results: list[RunResult], *, title: str) -> Table:
     table = Table(title=title)
     heads = ["strategy", "budget", "mode", "tasks", "reward", "redundant", "steps"]
     heads += ["prompt tok", "peak ctx", "forced", "cost $", "fold $", "total $", "rejected"]
@@ -133,7 +166,7 @@ def _table(rows: list[dict[str, object]], results: list[RunResult], *, title: st
             == (row["strategy"], row["budget"], row["noisy"])
         ]
         table.add_row(
-            str(row["strategy"]),
+            escape(str(row["strategy"])),
             str(row["budget"] or "-"),
             "noisy" if row["noisy"] else "normal",
             str(row["tasks"]),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from contextlib import suppress
 from pathlib import Path
@@ -75,6 +76,8 @@ def _connect(path: Path, synchronous: str, timeout: float) -> sqlite3.Connection
         _ensure_schema(conn, path)
     except BaseException as exc:
         conn.close()
+        if isinstance(exc, sqlite3.OperationalError):
+            raise StoreError(_cannot_write(path, exc)) from exc
         if isinstance(exc, sqlite3.DatabaseError):
             raise StoreError(
                 f"cannot open store {path}: {exc}; it is not a contextfold store (or it is "
@@ -84,6 +87,25 @@ def _connect(path: Path, synchronous: str, timeout: float) -> sqlite3.Connection
             raise StoreError(f"cannot open store {path}: {exc}") from exc
         raise
     return conn
+
+
+def _cannot_write(path: Path, exc: sqlite3.OperationalError) -> str:
+    """What to tell about a store SQLite cannot write to or beside (not a corrupt file)."""
+    head = f"cannot open store {path}: SQLite says {exc!s}"
+    sidecars = f"{path.name}-wal and {path.name}-shm"
+    if not os.access(path.parent, os.W_OK):
+        return (
+            f"{head}: the directory {path.parent} is read-only, and SQLite in WAL mode must "
+            f"create {sidecars} beside the store; the store itself is not reported corrupt: "
+            "copy it to a writable directory (or make the directory writable) and open the copy"
+        )
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{head}: the file is read-only; make it writable or open a writable copy"
+    return (
+        f"{head}: SQLite could not write the file or {sidecars} beside it (check that they are "
+        "regular files you may write, and that the disk has room); the store itself is not "
+        "reported corrupt"
+    )
 
 
 def _configure(conn: sqlite3.Connection, path: Path, synchronous: str) -> None:

@@ -2,8 +2,10 @@
 
 Only the agent's own reply is read (never tool outputs or user messages), and only its last
 lines: ``PROGRESS: <what this step achieved>`` and ``STALE: <step numbers no longer needed>``
-(numbers and ranges, e.g. ``3, 5-7``; ``none`` or empty for nothing). A missing line folds
-nothing; a malformed ``STALE`` line folds nothing and is counted.
+(numbers and ranges, e.g. ``3, 5-7``; ``none`` or empty for nothing). A marker counts only in
+the block of marker lines that ends the reply (blank lines between them allowed): one quoted
+earlier in the reply (inside a heredoc, a quoted tool output) is text, not a marker. A missing
+line folds nothing; a malformed ``STALE`` line folds nothing and is counted.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class Markers:
 
 def parse_markers(text: str | None) -> Markers:
     """Read the markers from an assistant reply's text; the last occurrence of each wins."""
+    text = _final_lines(text)
     if not text:
         return Markers(None, frozenset(), False)
     progress = _PROGRESS.findall(text)
@@ -49,6 +52,16 @@ def parse_markers(text: str | None) -> Markers:
         stale if stale is not None else frozenset(),
         stale is None,
     )
+
+
+def _final_lines(text: str | None) -> str:
+    """The marker lines that end ``text`` (blank lines between them allowed)."""
+    tail: list[str] = []
+    for line in reversed((text or "").splitlines()):
+        if line.strip() and not (_PROGRESS.match(line) or _STALE.match(line)):
+            break
+        tail.append(line)
+    return "\n".join(reversed(tail))
 
 
 def _parse_stale(value: str) -> frozenset[int] | None:
