@@ -187,12 +187,19 @@ def test_the_sufficiency_table_fits_80_columns() -> None:
         "peak_context_tokens": 65_432,
         "forced_compactions": 1.25,
         "cost_usd": 123.4567,
+        "fold_calls": 3.0,
+        "fold_prompt_tokens": 9000.0,
+        "fold_completion_tokens": 700.0,
+        "fold_cost_usd": 0.0712,
+        "fold_rejected": 0.5,
+        "fold_ms_median": 1234.0,
+        "total_cost_usd": 123.5279,
     }
     narrow = _render(sufficiency_table([row, row], [], title="sufficiency", width=80), 80)
     _fits(narrow, 80)
-    assert "reward" in narrow and "12,345,678" in narrow
-    wide = _render(sufficiency_table([row], [], title="sufficiency", width=160), 160)
-    assert "over budget" in wide and "peak ctx" in wide
+    assert "reward" in narrow and "12,345,678" in narrow and "123.5279" in narrow
+    wide = _render(sufficiency_table([row], [], title="sufficiency", width=190), 190)
+    assert "over budget" in wide and "peak ctx" in wide and "…" not in wide
 
 
 def test_the_demo_opens_with_what_contextfold_is_for() -> None:

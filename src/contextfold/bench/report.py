@@ -19,6 +19,8 @@ _Fmt = Callable[[float], str]
 
 WIDE = 140
 """Terminal width from which every measure gets its own column."""
+WIDE_FOLDED = 190
+"""The same when strategies folded with a model (the folder's columns join)."""
 
 # key, header, format, show ratio to full, shown in the narrow (80-column) layout
 COLUMNS: list[tuple[str, str, _Fmt, bool, bool]] = [
@@ -53,7 +55,8 @@ def replay_table(result: ReplayResult, *, title: str = "replay", width: int = 80
     summaries = {label: res.summary() for label, res in result.strategies.items()}
     base = summaries.get("full")
     folded = any(v["fold_calls"] for v in summaries.values())
-    columns = [c for c in COLUMNS if width >= WIDE or _narrow(c, folded)]
+    wide = width >= (WIDE_FOLDED if folded else WIDE)
+    columns = [c for c in COLUMNS if _shown(c, folded, wide)]
     table = Table(
         title=title, box=box.SIMPLE_HEAD, caption=_caption(base, width), collapse_padding=True
     )
@@ -66,9 +69,13 @@ def replay_table(result: ReplayResult, *, title: str = "replay", width: int = 80
     return table
 
 
-def _narrow(column: tuple[str, str, _Fmt, bool, bool], folded: bool) -> bool:
+def _shown(column: tuple[str, str, _Fmt, bool, bool], folded: bool, wide: bool) -> bool:
+    """Folder columns only when a strategy folded; then total cost replaces the agent's cost
+    in the narrow layout."""
     key, narrow = column[0], column[4]
-    return _FOLDING.get(key, narrow) if folded else narrow
+    if key.startswith(("fold_", "total_")) and not folded:
+        return False
+    return wide or (_FOLDING.get(key, narrow) if folded else narrow)
 
 
 def _caption(base: dict[str, Any] | None, width: int) -> str | None:

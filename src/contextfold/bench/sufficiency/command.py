@@ -18,7 +18,7 @@ from rich.table import Table
 
 from contextfold.bench.args import check_specs, check_writable
 from contextfold.bench.output import save_json
-from contextfold.bench.report import WIDE, progress_bar
+from contextfold.bench.report import WIDE, WIDE_FOLDED, progress_bar
 from contextfold.core.errors import ContextFoldError
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def sufficiency(
         raise typer.Exit(2) from exc
     rows = aggregate(results)
     count = len({r.task_id for r in results})
-    wide = console if console.is_terminal else Console(width=160)  # logs: do not squeeze it
+    wide = console if console.is_terminal else Console(width=WIDE_FOLDED)  # logs: all of it
     title = f"sufficiency: {domain}, {count} tasks"
     wide.print(_table(rows, results, title=title, width=wide.width))
     console.print(f"wall time {wall:.1f} s")
@@ -134,11 +134,12 @@ def _table(
     rows: list[dict[str, object]], results: list[RunResult], *, title: str, width: int = 80
 ) -> Table:
     wide = _wide_table(rows, results, title=title)
-    if width >= WIDE:
+    folded = any(float(str(row.get("fold_calls", 0))) for row in rows)
+    if width >= (WIDE_FOLDED if folded else WIDE):
         return wide
     keep = [i for i, column in enumerate(wide.columns) if column.header in NARROW]
     table = Table(title=title, box=box.SIMPLE_HEAD, collapse_padding=True)
-    table.caption = f"a terminal of {WIDE}+ columns shows every measure"
+    table.caption = f"a terminal of {WIDE_FOLDED if folded else WIDE}+ columns shows every measure"
     for i in keep:
         header = str(wide.columns[i].header)
         if header == "strategy":
@@ -152,7 +153,7 @@ def _table(
 
 
 def _wide_table(rows: list[dict[str, object]], results: list[RunResult], *, title: str) -> Table:
-    table = Table(title=title)
+    table = Table(title=title, box=box.SIMPLE_HEAD, collapse_padding=True)
     heads = ["strategy", "budget", "mode", "tasks", "reward", "redundant", "steps"]
     heads += ["prompt tok", "peak ctx", "forced", "cost $", "fold $", "total $", "rejected"]
     heads += ["over budget", "skipped"]
