@@ -120,7 +120,7 @@ class LocalModel:
             tools = self._offered(tools)
             grammar = self._grammar(tools) if tools else None
             if grammar is None and response_schema is not None:
-                grammar = self._schema_grammar(dict(response_schema))
+                grammar = self._schema_grammar(_loose(response_schema))
             prompt = self._tokenize(self._render(messages, tools))
             limit = self._limit(len(prompt), max_tokens)
             reused = self._reuse_prefix(prompt)
@@ -268,6 +268,18 @@ class LocalModel:
             if len(ids) == 1:
                 stop.add(ids[0])
         return frozenset(stop)
+
+
+def _loose(schema: Any) -> Any:
+    """``schema`` without length bounds: llama.cpp expands ``maxLength: N`` into N nested
+    rules, and a long bound makes a grammar it cannot parse. The structure stays bound by the
+    grammar; the caller validates lengths (the folder does)."""
+    if isinstance(schema, Mapping):
+        bounds = ("maxLength", "maxItems", "minLength", "minItems")
+        return {k: _loose(v) for k, v in schema.items() if k not in bounds}
+    if isinstance(schema, list):
+        return [_loose(v) for v in schema]
+    return schema
 
 
 def _load(llama_cpp: Any, path: Path, *, n_ctx: int, n_threads: int, seed: int) -> Any:

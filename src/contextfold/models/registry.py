@@ -106,7 +106,7 @@ def extractive_reply(messages: Sequence[Message], schema: Mapping[str, Any] | No
     """A JSON object of ``schema`` filled with lines of the last user message, deterministically.
 
     Strings get the lines that look informative (digits, identifiers, paths) first, then the
-    others, up to the schema's ``maxLength`` (1,200 characters by default); lists of strings
+    others, up to 1,200 characters (or the schema's smaller ``maxLength``); lists of strings
     get up to five such lines; numbers 0, booleans false. Without a schema: the text itself.
     """
     prompt = next((m.content for m in reversed(messages) if isinstance(m, UserMessage)), "")
@@ -133,6 +133,6 @@ def _fill(schema: Mapping[str, Any], lines: list[str]) -> Any:
         return 0
     if kind == "boolean":
         return False
-    limit = int(schema.get("maxLength", 1200))
+    limit = min(int(schema.get("maxLength", 1200)), 1200)
     text = "\n".join(lines)[:limit]
     return text or "(nothing to summarize)"

@@ -1,7 +1,8 @@
 """``summary``: the generic summary baseline of CarryOn (its GS).
 
 A running summary of everything before the live tail. When the live tail passes ``threshold``
-(6,000) estimated tokens (characters / 4, reasoning left out), the folder rewrites the summary
+(6,000) estimated tokens (characters / 4, reasoning left out; or half the budget when that is
+smaller, so the fold comes before the budget is hit), the folder rewrites the summary
 from the previous one and the whole live tail, which then leaves the view. A fold that
 produces nothing usable doubles the threshold (at most 6 times); a good one resets it.
 """
@@ -47,16 +48,19 @@ class SummaryStrategy(SummarizingStrategy):
         super().__init__(config, folder=folder)
         self.config: SummaryConfig = config
 
-    def threshold(self, history: History) -> int:
-        """The trigger now: doubled for each rejected fold since the last accepted one."""
+    def threshold(self, history: History, budget: int | None = None) -> int:
+        """The trigger now: ``threshold``, or half the budget when that is smaller (so a fold
+        comes before the budget is hit), doubled for each rejected fold since the last
+        accepted one."""
         rejected = len(self.state(history)[2])
-        return self.config.threshold * int(2 ** min(rejected, self.config.max_doublings))
+        base = min(self.config.threshold, budget // 2) if budget else self.config.threshold
+        return base * int(2 ** min(rejected, self.config.max_doublings))
 
     def may_retry(self, history: History, rejected: list[FoldRecord]) -> bool:
         return True  # the doubled threshold is the back-off
 
     def plan(self, history: History, budget: int, cut: int) -> Plan | None:
         live = sum(estimate_tokens(s) for s in history.steps[cut:])
-        if live <= self.threshold(history):
+        if live <= self.threshold(history, budget):
             return None
         return Plan(cut, len(history))

@@ -1,0 +1,2 @@
+"""The commands of the ``contextfold`` CLI, one module per family; :mod:`contextfold.cli`
+registers them."""

@@ -1,0 +1,100 @@
+"""What the command modules share: consoles, option types, checks, saving, failing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+
+from contextfold.bench.args import check_specs, check_writable
+from contextfold.bench.output import save_json
+from contextfold.bench.report import progress_bar
+from contextfold.core.errors import ContextFoldError
+
+__all__ = [
+    "BaseUrlOpt",
+    "BudgetOpt",
+    "FoldCacheOpt",
+    "FolderOpt",
+    "NoFoldCacheOpt",
+    "PricesOpt",
+    "ProfileOpt",
+    "StrategyOpt",
+    "TokenizerOpt",
+    "check_args",
+    "console",
+    "err_console",
+    "fail",
+    "make_progress",
+    "print_skipped",
+    "save",
+]
+
+console = Console()
+err_console = Console(stderr=True)
+
+StrategyOpt = Annotated[
+    list[str],
+    typer.Option("--strategy", "-s", help="Strategy name, 'name key=value', dotted path or YAML."),
+]
+ProfileOpt = Annotated[
+    str, typer.Option("--model-profile", "-m", help="KV-cache shape and tokenizer of the model.")
+]
+TokenizerOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Token counter: approx, smollm2, PATH.gguf or PATH/tokenizer.json. "
+        "Default: the profile's own."
+    ),
+]
+PricesOpt = Annotated[str, typer.Option(help="Price table: default (CarryOn's) or openai.")]
+FolderOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Folder model of strategies that fold with one and name none: local, "
+        "openai:NAME (with --base-url), scripted, or agent (live runs)."
+    ),
+]
+BaseUrlOpt = Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")]
+FoldCacheOpt = Annotated[
+    Path | None,
+    typer.Option(help="Fold cache file (default: ~/.cache/contextfold/folds.sqlite)."),
+]
+NoFoldCacheOpt = Annotated[
+    bool, typer.Option("--no-fold-cache", help="Call the folder even for inputs seen before.")
+]
+BudgetOpt = Annotated[int | None, typer.Option(min=1, help="Context budget in tokens.")]
+
+
+def check_args(specs: list[str], json_out: Path | None) -> None:
+    """What can be checked before any work: strategy specs are not blank, --json is writable."""
+    try:
+        check_specs(specs)
+        check_writable(json_out)
+    except ContextFoldError as exc:
+        fail(str(exc))
+
+
+def save(path: Path | None, data: Any) -> None:
+    if path is not None and not save_json(path, data, out=console, err=err_console):
+        raise typer.Exit(1)
+
+
+def make_progress() -> Progress:
+    return progress_bar(err_console)
+
+
+def fail(message: str) -> NoReturn:
+    err_console.print(f"[red]error:[/red] {message}", soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def print_skipped(messages: list[str], limit: int, label: str) -> None:
+    for message in messages[:limit]:
+        err_console.print(f"[yellow]{label}:[/yellow] {message}", soft_wrap=True)
+    if len(messages) > limit:
+        more = len(messages) - limit
+        err_console.print(f"[yellow]{label}:[/yellow] ... and {more} more (all in --json)")

@@ -1,0 +1,202 @@
+"""``contextfold replay`` and ``contextfold demo``: recorded runs through strategies."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from contextfold.bench.output import plural
+from contextfold.commands.common import (
+    BaseUrlOpt,
+    BudgetOpt,
+    FoldCacheOpt,
+    FolderOpt,
+    NoFoldCacheOpt,
+    PricesOpt,
+    ProfileOpt,
+    StrategyOpt,
+    TokenizerOpt,
+    check_args,
+    console,
+    err_console,
+    fail,
+    make_progress,
+    print_skipped,
+    save,
+)
+from contextfold.core.errors import ContextFoldError
+
+if TYPE_CHECKING:
+    from contextfold.core.folds import FoldRecord
+    from contextfold.strategies.folding import FolderSource
+
+__all__ = ["DEMO_STRATEGIES", "demo", "replay"]
+
+
+def replay(
+    paths: Annotated[list[Path], typer.Argument(help="Trajectory files or folders.")],
+    strategy: StrategyOpt = ["full"],  # noqa: B006  (typer reads the default)
+    model_profile: ProfileOpt = "qwen3-8b",
+    budget: BudgetOpt = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
+    tokenizer: TokenizerOpt = None,
+    prices: PricesOpt = "default",
+    folder: FolderOpt = None,
+    base_url: BaseUrlOpt = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Only the first N trajectories of each path.")
+    ] = None,
+    fold_cache: FoldCacheOpt = None,
+    no_fold_cache: NoFoldCacheOpt = False,
+) -> None:
+    """Replay recorded trajectories through strategies and compare what each would send."""
+    for path in paths:
+        if not path.exists():
+            fail(f"{path} does not exist")
+    if limit is not None and limit < 1:
+        fail(f"--limit must be at least 1, got {limit}")
+    check_args(strategy, json_out)
+    options = _ReplayOptions(budget, tokenizer, prices, limit)
+    try:
+        folders = _folders(folder, base_url, fold_cache, no_fold_cache)
+    except ContextFoldError as exc:
+        fail(str(exc))
+    _run_replay(paths, strategy, model_profile, json_out, options, folders)
+
+
+def demo(
+    strategy: StrategyOpt = [],  # noqa: B006
+    model_profile: ProfileOpt = "smollm2-135m",
+) -> None:
+    """Replay the sample trajectories that ship with contextfold through the main strategies."""
+    sample = Path(str(resources.files("contextfold") / "data"))
+    _demo_intro()
+    options = _ReplayOptions(None, None, "default", None)
+    folders = _folders("scripted", None, None, True)  # a -s compact works offline, for free
+    _run_replay([sample], strategy or DEMO_STRATEGIES, model_profile, None, options, folders)
+
+
+DEMO_STRATEGIES = ["full", "window", "clip", "mask", "supersede", "refold"]
+"""The demo's rows: the baseline, the classic cuts, and the restorable strategies."""
+
+
+def _demo_intro() -> None:
+    console.print(
+        "[bold]contextfold[/bold] keeps an agent's history whole and, before every model call, "
+        "lets a strategy render a smaller view of it. Below: two recorded sessions (a tau2 "
+        "airline conversation, a mini-swe-agent coding run) replayed through the main "
+        "strategies; [bold]prompt tokens[/bold] is what each would resend and [bold]cost[/bold] "
+        "what it would pay with cache reads and writes priced, both as ratios to [bold]full[/bold] "
+        "(keep everything). `contextfold strategies` lists all of them.",
+        soft_wrap=False,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _ReplayOptions:
+    budget: int | None
+    tokenizer: str | None
+    prices: str
+    limit: int | None
+
+
+def _folders(
+    folder: str | None, base_url: str | None, cache: Path | None, no_cache: bool
+) -> FolderSource:
+    """The folder source of a batch command (replay, bench): ``--folder``, the fold cache."""
+    from contextfold.strategies.folding import FoldCache, FolderSource
+
+    fold_cache = None if no_cache else FoldCache(cache)
+    return FolderSource(default=folder, base_url=base_url, cache=fold_cache)
+
+
+def _read(paths: list[Path], limit: int | None) -> list[Any]:
+    """The trajectories (and import errors) of every path; at most ``limit`` of each."""
+    from contextfold.importers import Trajectory, iter_trajectories
+
+    items: list[Any] = []
+    for path in paths:
+        taken = 0
+        for item in iter_trajectories([path]):
+            if isinstance(item, Trajectory):
+                if limit is not None and taken >= limit:
+                    break
+                taken += 1
+            items.append(item)
+    return items
+
+
+def _run_replay(
+    paths: list[Path],
+    specs: list[str],
+    profile_name: str,
+    json_out: Path | None,
+    options: _ReplayOptions,
+    folders: FolderSource,
+) -> None:
+    from contextfold.bench.replay import replay as run
+    from contextfold.bench.report import replay_table
+    from contextfold.core.counters import resolve_counter
+    from contextfold.core.meter import PRICE_TABLES, get_profile
+
+    prices_name = options.prices
+    try:
+        profile = get_profile(profile_name)
+        counter = resolve_counter(options.tokenizer or profile.tokenizer)
+        if prices_name not in PRICE_TABLES:
+            fail(f"unknown price table {prices_name!r}; known: {', '.join(PRICE_TABLES)}")
+        start = time.perf_counter()
+        items = _read(paths, options.limit)
+        with make_progress() as progress:
+            task = progress.add_task("replaying", total=len(items))
+            folds = [0]
+
+            def on_fold(record: FoldRecord) -> None:
+                folds[0] += len(record.calls)
+                progress.update(task, description=f"replaying ({folds[0]} folder calls)")
+
+            result = run(
+                items,
+                specs,
+                counter=counter,
+                profile=profile,
+                prices=PRICE_TABLES[prices_name],
+                budget=options.budget,
+                on_trajectory=lambda _id: progress.advance(task),
+                folders=folders,
+                on_fold=on_fold,
+            )
+        wall = time.perf_counter() - start
+    except ContextFoldError as exc:
+        fail(str(exc))
+    _require_replayed(paths, result, json_out)
+    read = plural(len(items) - len(result.import_errors), "trajectory", "trajectories")
+    title = f"replay: {read}, profile {profile.name}, tokenizer {counter.name}"
+    console.print(replay_table(result, title=title, width=console.width))
+    console.print(f"wall time {wall:.2f} s (reading, counting, folding, rendering, metering)")
+    for label, res in result.strategies.items():
+        print_skipped(res.errors, 5, f"skipped ({label})")
+    print_skipped(result.import_errors, 10, "skipped")
+    save(json_out, result.to_json())
+
+
+def _require_replayed(paths: list[Path], result: Any, json_out: Path | None) -> None:
+    """Exit 1 (after naming what was skipped) when no trajectory could be replayed."""
+    if any(res.rows for res in result.strategies.values()):
+        return
+    print_skipped(result.import_errors, 10, "skipped")
+    save(json_out, result.to_json())
+    where = ", ".join(str(p) for p in paths)
+    skipped = len(result.import_errors)
+    why = f"{skipped} skipped, see above" if skipped else "no .json or .jsonl file found"
+    err_console.print(
+        f"[red]error:[/red] no trajectories to replay in {where} ({why}); give files in a "
+        "supported format (see `contextfold replay --help`)",
+        soft_wrap=True,
+    )
+    raise typer.Exit(1)

@@ -1,0 +1,74 @@
+"""One real fold each for compact, summary, resum and iterresearch with the embedded
+SmolLM2-135M as folder: the JSON-schema grammar makes its output parse; what it says is weak."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contextfold.core.history import History
+from contextfold.core.messages import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from contextfold.core.protocols import Folding
+from contextfold.core.view import render_checked
+from contextfold.strategies.folding import FolderSource
+from contextfold.strategies.registry import build_strategy
+
+pytest.importorskip("llama_cpp")
+
+
+@pytest.fixture(scope="module")
+def folders() -> FolderSource:
+    return FolderSource(default="local", threads=1)
+
+
+def _session() -> History:
+    history = History(SystemMessage("You are an airline agent."))
+    history.append(UserMessage("Change my flight to May 20. My reservation is ABC123."))
+    for i, (tool, out) in enumerate(
+        [
+            ("get_reservation", "reservation ABC123: flight HAT170 on 2024-05-15, economy, 1 bag"),
+            (
+                "search_flights",
+                "HAT170 2024-05-20 09:00 seats 12 price 189\nHAT171 2024-05-20 17:00",
+            ),
+            ("get_user", "user mia_li_3668, gold member, card ending 7447"),
+        ]
+    ):
+        call = ToolCall(f"c{i}", tool, json.dumps({"id": "ABC123"}))
+        history.append(AssistantMessage(None, tool_calls=(call,)), ToolMessage(out, f"c{i}"))
+    history.append(AssistantMessage("HAT170 on May 20 at 09:00 costs 189. Shall I change it?"))
+    history.append(UserMessage("Yes, please."))
+    return history
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "compact budget=120 max_output=48",
+        "summary threshold=40 max_output=48",
+        "resum budget=120 max_output=48",
+        "iterresearch max_output=48",
+    ],
+)
+def test_one_real_fold_with_the_embedded_model(spec: str, folders: FolderSource) -> None:
+    history = _session()
+    strategy = build_strategy(spec, folders=folders)
+    assert isinstance(strategy, Folding)
+    (record,) = strategy.fold(history, None)
+    assert record.calls and record.calls[0].prompt_tokens > 0
+    assert record.calls[0].completion_tokens > 0 and record.calls[0].ms > 0
+    if record.accepted:  # the grammar makes the JSON valid; the content is the model's own
+        assert record.output["summary"].strip()
+        view = render_checked(strategy, history, None)
+        assert any(e.restore is not None for e in view.elisions)
+    else:
+        assert record.reason  # a refusal is counted with its reason, and changes nothing
+        full = render_checked(build_strategy("full"), history, None)
+        assert render_checked(strategy, history, None).messages == full.messages
