@@ -129,3 +129,14 @@ def test_model_specs_and_folder_resolution() -> None:
     two = build_strategy("iterresearch", folders=source)
     assert one.folder is two.folder  # type: ignore[attr-defined]  # built once per source
     assert build_strategy("summary folder=scripted").name == "summary"
+
+
+def test_the_models_command_lists_every_folder_spec() -> None:
+    from typer.testing import CliRunner
+
+    from contextfold.cli import app
+
+    res = CliRunner().invoke(app, ["models"])
+    assert res.exit_code == 0
+    for spec in ("local", "openai:NAME", "scripted", "agent"):
+        assert spec in res.output
