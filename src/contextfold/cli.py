@@ -51,12 +51,17 @@ def replay(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
     tokenizer: TokenizerOpt = None,
     prices: PricesOpt = "default",
+    hindsight: Annotated[
+        bool, typer.Option("--hindsight", help="Add the hindsight bound (see the README).")
+    ] = False,
 ) -> None:
     """Replay recorded trajectories through strategies and compare what each would send."""
     for path in paths:
         if not path.exists():
             _fail(f"{path} does not exist")
-    _run_replay(paths, strategy, model_profile, budget, json_out, tokenizer, prices)
+    _run_replay(
+        paths, strategy, model_profile, budget, json_out, tokenizer, prices, hindsight=hindsight
+    )
 
 
 @app.command()
@@ -232,6 +237,8 @@ def _run_replay(
     json_out: Path | None,
     tokenizer: str | None,
     prices_name: str,
+    *,
+    hindsight: bool = False,
 ) -> None:
     from contextfold.bench.replay import replay as run
     from contextfold.bench.report import replay_table
@@ -256,6 +263,7 @@ def _run_replay(
                 prices=PRICE_TABLES[prices_name],
                 budget=budget,
                 on_trajectory=lambda _id: progress.advance(task),
+                hindsight=hindsight,
             )
         wall = time.perf_counter() - start
     except ContextFoldError as exc:

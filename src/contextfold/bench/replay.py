@@ -15,18 +15,23 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextfold.bench.availability import ARGS_KEYS, ArgIndex, ArgTally, args_summary
+from contextfold.bench.hindsight import Hindsight
 from contextfold.core.errors import ContextFoldError, ImportFormatError
 from contextfold.core.history import History, Step
 from contextfold.core.meter import Meter, ModelProfile, PriceTable
 from contextfold.core.protocols import Strategy
 from contextfold.core.tokens import TokenCounter
-from contextfold.core.view import render_checked
+from contextfold.core.view import View, render_checked
 from contextfold.importers.base import Trajectory
 from contextfold.strategies.registry import build_strategy, spec_dict
 
 __all__ = ["ReplayResult", "StrategyResult", "replay", "replay_one"]
 
 StrategySpec = str | Mapping[str, Any]
+
+HINDSIGHT: Mapping[str, Any] = {"type": "hindsight"}
+"""Stands for the hindsight bound among the specs (built per trajectory, not by the registry)."""
 
 SUMMARY_KEYS = (
     "trajectories",
@@ -40,6 +45,7 @@ SUMMARY_KEYS = (
     "render_ms_p99",
     "removed_tokens",
     "unrecoverable_tokens",
+    *ARGS_KEYS,
 )
 
 
@@ -71,6 +77,7 @@ class StrategyResult:
             "render_ms_p99": _percentile(ms, 0.99),
             "removed_tokens": sum(r["removed_tokens"] for r in rows),
             "unrecoverable_tokens": sum(r["unrecoverable_tokens"] for r in rows),
+            **args_summary(rows),
         }
 
 
@@ -95,13 +102,17 @@ def replay(
     prices: PriceTable,
     budget: int | None = None,
     on_trajectory: Callable[[str], None] | None = None,
+    hindsight: bool = False,
 ) -> ReplayResult:
-    """Replay every trajectory through every strategy. Malformed input is skipped and counted."""
-    labels = [spec_label(s) for s in specs]
+    """Replay every trajectory through every strategy. Malformed input is skipped and counted.
+    With ``hindsight``, a last row ``hindsight`` holds :mod:`~contextfold.bench.hindsight`'s
+    bound."""
+    labels = [spec_label(s) for s in specs] + (["hindsight"] if hindsight else [])
     if len(set(labels)) != len(labels):
         raise ContextFoldError(f"strategies repeat a label: {labels}")
     for spec in specs:
         build_strategy(spec)  # fail fast on a bad spec, before any work
+    specs = [*specs, *([HINDSIGHT] if hindsight else [])]
     result = ReplayResult({label: StrategyResult(label) for label in labels})
     for item in items:
         if isinstance(item, ImportFormatError):
@@ -130,17 +141,22 @@ def _replay_trajectory(
     except ContextFoldError as exc:
         _skip_all(result, f"{traj.source}: {traj.id}: {exc}")
         return
+    index = ArgIndex.build(traj.system, steps)
     for spec, label in zip(specs, labels, strict=True):
         res = result.strategies[label]
         meter = Meter(prices=prices, profile=profile)
+        tally = ArgTally(index)
+        strategy = Hindsight(index) if spec is HINDSIGHT else build_strategy(spec)
         try:
-            replay_one(traj, steps, build_strategy(spec), meter, counter=counter, budget=budget)
+            replay_one(
+                traj, steps, strategy, meter, counter=counter, budget=budget, check=tally.check
+            )
         except ContextFoldError as exc:
             res.skipped += 1
             res.errors.append(f"{traj.source}: {traj.id}: {exc}")
             continue
         res.render_ns.extend(c.render_ns for c in meter.calls)
-        res.rows.append(_row(traj, steps, meter))
+        res.rows.append({**_row(traj, steps, meter), **tally.row()})
 
 
 def replay_one(
@@ -151,8 +167,10 @@ def replay_one(
     *,
     counter: TokenCounter,
     budget: int | None = None,
+    check: Callable[[int, View], None] | None = None,
 ) -> History:
-    """Replay one trajectory through one strategy into ``meter``; returns the final history."""
+    """Replay one trajectory through one strategy into ``meter``; returns the final history.
+    ``check`` sees each view with the index of the recorded step it was rendered for."""
     history = History(traj.system, counter=counter)
     for step in steps:
         if step.kind == "assistant":
@@ -160,6 +178,8 @@ def replay_one(
             view = render_checked(strategy, history, budget)
             elapsed = time.perf_counter_ns() - start
             meter.record_call(view, completion_tokens=step.tokens[0], render_ns=elapsed)
+            if check is not None:
+                check(step.index, view)
         history.append_step(step)
         strategy.observe(step, history)
     meter.runtime_tokens += int(getattr(strategy, "runtime_tokens", 0))

@@ -28,6 +28,10 @@ ROWS: list[tuple[str, str, _Fmt, bool]] = [
     ("render_ms_p99", "render ms (p99)", lambda v: f"{v:.3f}", False),
     ("removed_tokens", "removed tokens", lambda v: f"{v:,.0f}", False),
     ("unrecoverable_tokens", "unrecoverable tokens", lambda v: f"{v:,.0f}", False),
+    ("args_needed", "args needed (from context)", lambda v: f"{v:,.0f}", False),
+    ("args_in_view", "args in view", lambda v: f"{v:.1%}", False),
+    ("args_restorable", "args restorable", lambda v: f"{v:.1%}", False),
+    ("args_lost", "args lost", lambda v: f"{v:.1%}", False),
 ]
 
 
@@ -40,6 +44,10 @@ def replay_table(result: ReplayResult, *, title: str = "replay") -> Table:
         table.add_column(label, justify="right")
     for key, name, fmt, ratio in ROWS:
         table.add_row(name, *(_cell(s[key], base, key, fmt, ratio) for s in summaries.values()))
+    bound = summaries.get("hindsight", {}).get("prompt_tokens")
+    if bound:
+        multiples = (f"{s['prompt_tokens'] / bound:.2f}x" for s in summaries.values())
+        table.add_row("tokens / hindsight bound", *multiples)
     return table
 
 
