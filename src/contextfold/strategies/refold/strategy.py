@@ -266,15 +266,12 @@ class RefoldStrategy:
         if not self._folding:  # the first advance keeps what comes before the note
             shared = old.total + sum(cheap.step_tokens[: cheap.note_at])
         new = self._tail_tokens(max(self._sent, cheap.boundary), entries, True)
-        settled = max(cheap.boundary - old.boundary, 1)
-        return self._worth(
-            rewritten=moved - shared - new, saving=stay - moved, prompt=moved, steps=settled
-        )
+        return self._worth(rewritten=moved - shared - new, saving=stay - moved, prompt=moved)
 
-    def _worth(self, *, rewritten: int, saving: int, prompt: int, steps: int) -> bool:
+    def _worth(self, *, rewritten: int, saving: int, prompt: int) -> bool:
         """The cost rule, with the chance of a restore estimated from the session by Laplace's
-        rule of succession (restores so far per advance, one in two before any), and a restore
-        bringing back one of the ``steps`` settled."""
+        rule of succession (restores so far per advance, one in two before any); restores are
+        assumed to bring back all that is removed (an agent may need several)."""
         risk = (self.restores + 1) / (self.advances + 2)
         return self.rule.pays(
             rewritten=rewritten,
@@ -282,7 +279,7 @@ class RefoldStrategy:
             calls=self._calls,
             prompt=prompt,
             risk=risk,
-            restored=saving // steps,
+            restored=saving,
         )
 
     def _pays(self, full: Settled, cheap: Settled, entries: Entries) -> bool:
@@ -293,7 +290,6 @@ class RefoldStrategy:
             rewritten=cheap.shared - full.shared,
             saving=cheap.total - full.total,
             prompt=full.total + self._tail_tokens(full.boundary, entries, True),
-            steps=max(len(self._changed), 1),
         )
 
     def _view(self, entries: Entries) -> View:
