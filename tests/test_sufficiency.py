@@ -39,7 +39,7 @@ from contextfold.core.messages import (
 from contextfold.envs.tau2 import Tau2Env
 
 AIRLINE = "7"  # change one trip, cancel two; the agent must tell the user "1628"
-REFOLD_AIRLINE = "14"  # refold masks outputs the booking needs: restores bring them back
+REFOLD_AIRLINE = "14"  # eager refold masks outputs the booking needs: restores bring them back
 RETAIL = "5"  # find the user by name and zip, return an item
 PHONE = "[mobile_data_issue]airplane_mode_on|data_mode_off[PERSONA:None]"  # telecom
 BILL = "[service_issue]airplane_mode_on|overdue_bill_suspension[PERSONA:None]"  # telecom
@@ -106,10 +106,12 @@ def test_a_lossy_strategy_shows_its_losses() -> None:
 
 def test_refold_keeps_the_reward_by_restoring_what_it_folded() -> None:
     tasks = runner("airline", REFOLD_AIRLINE)
-    full, refold = tasks.run(Setting("full")), tasks.run(Setting("refold"))
+    full, refold = tasks.run(Setting("full")), tasks.run(Setting("refold advance=fixed"))
     assert full.reward == refold.reward == 1.0
     assert refold.redundant_calls > 0 and not refold.skipped  # restores are recoveries
     assert full.redundant_calls == 0
+    # by default, folding this short session would not pay: nothing to restore
+    assert tasks.run(Setting("refold")).redundant_calls == 0
 
 
 def test_noisy_padding_grows_outputs_and_never_leaks_the_tasks_values() -> None:

@@ -20,13 +20,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextfold.bench.availability import ARGS_KEYS, ArgIndex, ArgTally, args_summary
+from contextfold.bench.hindsight import Hindsight
 from contextfold.core.errors import ContextFoldError, ImportFormatError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
 from contextfold.core.meter import Meter, ModelProfile, PriceTable
 from contextfold.core.protocols import Folding, Strategy
 from contextfold.core.tokens import TokenCounter
-from contextfold.core.view import render_checked
+from contextfold.core.view import View, render_checked
 from contextfold.importers.base import Trajectory
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy, spec_dict
@@ -34,6 +36,9 @@ from contextfold.strategies.registry import build_strategy, spec_dict
 __all__ = ["ReplayResult", "StrategyResult", "replay", "replay_one"]
 
 StrategySpec = str | Mapping[str, Any]
+
+HINDSIGHT: Mapping[str, Any] = {"type": "hindsight"}
+"""Stands for the hindsight bound among the specs (built per trajectory, not by the registry)."""
 
 SUMMARY_KEYS = (
     "trajectories",
@@ -55,6 +60,7 @@ SUMMARY_KEYS = (
     "fold_ms_median",
     "fold_cache_hits",
     "total_cost_usd",
+    *ARGS_KEYS,
 )
 
 
@@ -90,6 +96,7 @@ class StrategyResult:
             **{key: sum(r[key] for r in rows) for key in _FOLD_SUMS},
             "fold_ms_median": statistics.median(self.fold_ms) if self.fold_ms else 0.0,
             "total_cost_usd": sum(r["total_cost_usd"] for r in rows),
+            **args_summary(rows),
         }
         return {key: values[key] for key in SUMMARY_KEYS}
 
@@ -132,17 +139,20 @@ def replay(
     on_trajectory: Callable[[str], None] | None = None,
     folders: FolderSource | None = None,
     on_fold: Callable[[FoldRecord], None] | None = None,
+    hindsight: bool = False,
 ) -> ReplayResult:
     """Replay every trajectory through every strategy. Malformed input is skipped and counted.
 
     ``folders`` gives the folder of strategies that fold with a model; ``on_fold`` hears of
-    each fold as it is made (for a progress display)."""
-    labels = [spec_label(s) for s in specs]
+    each fold as it is made (for a progress display). With ``hindsight``, a last row
+    ``hindsight`` holds :mod:`~contextfold.bench.hindsight`'s bound."""
+    labels = [spec_label(s) for s in specs] + (["hindsight"] if hindsight else [])
     if len(set(labels)) != len(labels):
         raise ContextFoldError(f"strategies repeat a label: {labels}")
     folders = folders or FolderSource()
     for spec in specs:
         build_strategy(spec, folders=folders)  # fail fast on a bad spec, before any work
+    specs = [*specs, *([HINDSIGHT] if hindsight else [])]
     setup = _Setup(counter, profile, prices, budget, folders, on_fold)
     result = ReplayResult({label: StrategyResult(label) for label in labels})
     for item in items:
@@ -180,11 +190,17 @@ def _replay_trajectory(
     except ContextFoldError as exc:
         _skip_all(result, ImportFormatError(traj.source, traj.id, str(exc)))
         return
+    index = ArgIndex.build(traj.system, steps)
     for spec, label in zip(specs, labels, strict=True):
         res = result.strategies[label]
         meter = Meter(prices=setup.prices, profile=setup.profile)
+        tally = ArgTally(index)
         try:
-            strategy = build_strategy(spec, folders=setup.folders)
+            strategy = (
+                Hindsight(index)
+                if spec is HINDSIGHT
+                else build_strategy(spec, folders=setup.folders)
+            )
             replay_one(
                 traj,
                 steps,
@@ -193,6 +209,7 @@ def _replay_trajectory(
                 counter=setup.counter,
                 budget=setup.budget,
                 on_fold=setup.on_fold,
+                check=tally.check,
             )
         except ContextFoldError as exc:
             res.skipped += 1
@@ -200,7 +217,7 @@ def _replay_trajectory(
             continue
         res.render_ns.extend(c.render_ns for c in meter.calls)
         res.fold_ms.extend(c.ms for record in meter.folds for c in record.calls)
-        res.rows.append(_row(traj, steps, meter))
+        res.rows.append({**_row(traj, steps, meter), **tally.row()})
 
 
 def replay_one(
@@ -212,8 +229,10 @@ def replay_one(
     counter: TokenCounter,
     budget: int | None = None,
     on_fold: Callable[[FoldRecord], None] | None = None,
+    check: Callable[[int, View], None] | None = None,
 ) -> History:
-    """Replay one trajectory through one strategy into ``meter``; returns the final history."""
+    """Replay one trajectory through one strategy into ``meter``; returns the final history.
+    ``check`` sees each view with the index of the recorded step it was rendered for."""
     history = History(traj.system, counter=counter)
     for step in steps:
         if step.kind == "assistant":
@@ -227,6 +246,8 @@ def replay_one(
             view = render_checked(strategy, history, budget)
             elapsed = time.perf_counter_ns() - start
             meter.record_call(view, completion_tokens=step.tokens[0], render_ns=elapsed)
+            if check is not None:
+                check(step.index, view)
         history.append_step(step)
         strategy.observe(step, history)
     return history

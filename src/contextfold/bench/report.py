@@ -40,6 +40,10 @@ COLUMNS: list[tuple[str, str, _Fmt, bool, bool]] = [
     ("fold_ms_median", "fold ms", lambda v: f"{v:,.0f}", False, False),
     ("fold_cost_usd", "fold $", lambda v: _money(v), False, False),
     ("total_cost_usd", "total $", lambda v: _money(v), True, False),
+    ("args_needed", "args", lambda v: _short(v), False, False),
+    ("args_in_view", "in view", lambda v: f"{v:.1%}", False, False),
+    ("args_restorable", "restor.", lambda v: f"{v:.1%}", False, False),
+    ("args_lost", "lost", lambda v: f"{v:.1%}", False, False),
 ]
 _FOLDING = {"cost_usd": False, "total_cost_usd": True}
 """When a strategy folded with a model, the narrow layout shows total cost (agent plus
@@ -63,8 +67,13 @@ def replay_table(result: ReplayResult, *, title: str = "replay", width: int = 80
     table.add_column("strategy", style="bold", overflow="fold")
     for _key, header, _fmt, _ratio, _narrow in columns:
         table.add_column(header, justify="right", no_wrap=True)
+    bound = summaries.get("hindsight", {}).get("prompt_tokens")
+    if bound:
+        table.add_column("x bound", justify="right", no_wrap=True)
     for label, s in summaries.items():
         cells = [_cell(s[key], base, key, fmt, ratio) for key, _h, fmt, ratio, _n in columns]
+        if bound:
+            cells.append(f"{s['prompt_tokens'] / bound:.2f}x")
         table.add_row(escape(label), *cells)
     return table
 

@@ -53,6 +53,9 @@ def replay(
     ] = None,
     fold_cache: FoldCacheOpt = None,
     no_fold_cache: NoFoldCacheOpt = False,
+    hindsight: Annotated[
+        bool, typer.Option("--hindsight", help="Add the hindsight bound (see the README).")
+    ] = False,
 ) -> None:
     """Replay recorded trajectories through strategies and compare what each would send."""
     for path in paths:
@@ -61,7 +64,7 @@ def replay(
     if limit is not None and limit < 1:
         fail(f"--limit must be at least 1, got {limit}")
     check_args(strategy, json_out)
-    options = _ReplayOptions(budget, tokenizer, prices, limit)
+    options = _ReplayOptions(budget, tokenizer, prices, limit, hindsight)
     try:
         folders = _folders(folder, base_url, fold_cache, no_fold_cache)
     except ContextFoldError as exc:
@@ -76,7 +79,7 @@ def demo(
     """Replay the sample trajectories that ship with contextfold through the main strategies."""
     sample = Path(str(resources.files("contextfold") / "data"))
     _demo_intro()
-    options = _ReplayOptions(None, None, "default", None)
+    options = _ReplayOptions(None, None, "default", None, False)
     folders = _folders("scripted", None, None, True)  # a -s compact works offline, for free
     _run_replay([sample], strategy or DEMO_STRATEGIES, model_profile, None, options, folders)
 
@@ -103,6 +106,7 @@ class _ReplayOptions:
     tokenizer: str | None
     prices: str
     limit: int | None
+    hindsight: bool
 
 
 def _folders(
@@ -170,6 +174,7 @@ def _run_replay(
                 on_trajectory=lambda _id: progress.advance(task),
                 folders=folders,
                 on_fold=on_fold,
+                hindsight=options.hindsight,
             )
         wall = time.perf_counter() - start
     except ContextFoldError as exc:

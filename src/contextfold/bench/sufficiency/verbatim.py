@@ -28,7 +28,7 @@ from typing import Any, TypeAlias
 
 from contextfold.core.messages import Message, ToolMessage, UserMessage
 
-__all__ = ["Leaf", "available", "evidence", "found", "leaves", "pattern"]
+__all__ = ["Leaf", "available", "evidence", "found", "leaves", "pattern", "unescaped"]
 
 Leaf: TypeAlias = str | int | float
 """A value the rule can look for."""
@@ -69,14 +69,14 @@ def found(value: Leaf, text: str) -> bool:
     regex = pattern(value)
     if regex.search(text):
         return True
-    return "\\" in text and regex.search(_unescaped(text)) is not None
+    return "\\" in text and regex.search(unescaped(text)) is not None
 
 
 _ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|["\\/bfnrt])')
 _SIMPLE = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
-def _unescaped(text: str) -> str:
+def unescaped(text: str) -> str:
     """``text`` with JSON string escapes (``\\"``, ``\\n``, ``\\u00e9``) undone."""
 
     def one(match: re.Match[str]) -> str:

@@ -1,11 +1,12 @@
 """Rendering of the settled prefix (the steps before the boundary) with ReFold's operators.
 
 Per step, in order: a user step stays verbatim; an agent step marked stale becomes a one-line
-note carrying its PROGRESS text (fold); otherwise each tool output is shown in full when the
-agent restored it, else replaced by a stub when masking is on (mask), when a later step re-ran
-the same call (supersede), or when an earlier output already shows the same text (dedup), and
-else shortened where runs of lines repeat an earlier output (span dedup). Every stub names the
-step and ``restore(step=N)``: nothing removed here is unrecoverable.
+note carrying its PROGRESS text (fold); otherwise each tool output is replaced by a stub when
+masking is on (mask), when a later step re-ran the same call (supersede), or when an earlier
+output already shows the same text (dedup), and else shortened where runs of lines repeat an
+earlier output (span dedup). Every stub names the step and ``restore(step=N)``: nothing removed
+here is unrecoverable. A restore does not bring a step back here: its tool result, at the end of
+the prompt, already shows the original, and the cached prefix stays as it is.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from contextfold.core.history import History
+from contextfold.core.history import History, Step
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
 from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
+from contextfold.strategies.refold.markers import parse_markers
 from contextfold.strategies.refold.spans import SeenOutputs
-from contextfold.strategies.supersede import superseded_stub
+from contextfold.strategies.supersede import resource_key, superseded_stub
 
 __all__ = [
     "Entry",
@@ -49,7 +51,6 @@ class SessionState:
 
     stale: set[int] = field(default_factory=set)
     progress: dict[int, str] = field(default_factory=dict)
-    restored: set[int] = field(default_factory=set)
     keys: dict[tuple[int, str], str] = field(default_factory=dict)
     """Resource key of each (step, tool call id)."""
     latest: dict[str, int] = field(default_factory=dict)
@@ -57,6 +58,31 @@ class SessionState:
     observations: list[int] = field(default_factory=list)
     """Steps with tool outputs, in order."""
     malformed_markers: int = 0
+
+    def learn(self, step: Step, *, supersede: bool) -> list[int]:
+        """Take in one new step; returns the earlier steps whose rendering it changes (a call
+        that re-runs theirs, a STALE marker naming them)."""
+        head = step.message
+        if not isinstance(head, AssistantMessage):
+            return []
+        changed = []
+        for call in head.tool_calls:
+            self.keys[step.index, call.id] = key = resource_key(call)
+            older = self.latest.get(key)
+            self.latest[key] = step.index
+            if older is not None and supersede:
+                changed.append(older)
+        markers = parse_markers(head.content)
+        self.malformed_markers += markers.malformed
+        if step.results:
+            self.observations.append(step.index)
+        if markers.progress:
+            self.progress[step.index] = markers.progress
+        for stale in markers.stale:
+            if stale < step.index and stale not in self.stale:
+                self.stale.add(stale)
+                changed.append(stale)
+        return changed
 
 
 def label(step: int, message: ToolMessage) -> ToolMessage:
@@ -72,7 +98,7 @@ class PrefixRenderer:
     """Renders one step at a time for the settled prefix; kept for the whole session.
 
     Outputs shown in full are indexed for dedup. Steps are first rendered in order; a step is
-    rendered again when it is folded, restored or superseded later, and then leaves the index
+    rendered again when it is folded or superseded later, and then leaves the index
     if it is no longer shown in full: the steps whose stubs pointed to it are returned, to be
     rendered again too, so a dedup stub always points to an output the view shows.
     """
@@ -98,12 +124,7 @@ class PrefixRenderer:
 
     def _folds(self, step: int) -> bool:
         state = self.state
-        return (
-            self.ops.fold
-            and step in state.stale
-            and step not in state.restored
-            and self.history[step].kind == "assistant"
-        )
+        return self.ops.fold and step in state.stale and self.history[step].kind == "assistant"
 
     def _fold(self, step: int, entries: Sequence[Entry], out: ViewBuilder) -> None:
         head = self.history[step].message
@@ -132,8 +153,6 @@ class PrefixRenderer:
 
     def _stub(self, step: int, msg: ToolMessage) -> tuple[ToolMessage | None, str]:
         state, ops = self.state, self.ops
-        if step in state.restored:
-            return None, ""
         if ops.mask:  # before supersede: a masked output's stub never changes afterwards
             lines = msg.content.count("\n") + 1
             text = f"[step {step}] output omitted ({lines} lines); {_restore(step)} shows it"

@@ -8,7 +8,7 @@ it changes, not to the session's length.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate, chain
 
 from contextfold.core.messages import Message
@@ -20,10 +20,11 @@ __all__ = ["Settled"]
 
 @dataclass(frozen=True, slots=True)
 class Settled:
-    """System message and the rendered steps before ``boundary``, flattened for the view."""
+    """The system message and the rendered steps before ``boundary``, flattened for the view;
+    refold's note, when it has one, opens the block of step ``note_at``."""
 
     boundary: int
-    system: Entry | None
+    head: tuple[Entry, ...]
     messages: tuple[Message, ...]
     tokens: tuple[int, ...]
     provenance: tuple[Provenance, ...]
@@ -35,15 +36,16 @@ class Settled:
     elision_starts: tuple[int, ...]
     total: int
     shared: int
-    """Tokens this prefix shares with the one it replaced (system plus unchanged steps)."""
+    """Tokens this prefix shares with the one it replaced (head plus unchanged steps)."""
+    note: Entry | None = None
+    note_at: int = 0
 
     @classmethod
-    def start(cls, system: Entry | None) -> Settled:
-        head = (system,) if system else ()
-        total = system[1] if system else 0
+    def start(cls, head: tuple[Entry, ...]) -> Settled:
+        total = sum(e[1] for e in head)
         return cls(
             0,
-            system,
+            head,
             tuple(e[0] for e in head),
             tuple(e[1] for e in head),
             tuple(e[2] for e in head),
@@ -55,21 +57,25 @@ class Settled:
             total,
         )
 
+    def with_note(self, note: Entry, at: int) -> Settled:
+        """This (empty) prefix, to be extended with ``note`` before the step ``at``."""
+        assert self.boundary == 0
+        return replace(self, note=note, note_at=at)
+
     def extend(self, steps: Sequence[ViewBuilder], boundary: int, first_change: int) -> Settled:
         """The prefix settling ``steps[:boundary]``; steps before ``first_change`` are reused."""
         keep = min(first_change, self.boundary)
         pos = self.starts[keep] if keep < self.boundary else len(self.messages)
         epos = self.elision_starts[keep] if keep < self.boundary else len(self.elisions)
-        new = steps[keep:boundary]
+        new = [self._block(i, b) for i, b in enumerate(steps[keep:boundary], keep)]
         new_tokens = tuple(sum(b.tokens) for b in new)
         sizes = [len(b.messages) for b in new]
         esizes = [len(b.elisions) for b in new]
         step_tokens = self.step_tokens[:keep] + new_tokens
-        system = self.system[1] if self.system else 0
-        kept = system + sum(self.step_tokens[:keep])
+        kept = sum(e[1] for e in self.head) + sum(self.step_tokens[:keep])
         return Settled(
             boundary,
-            self.system,
+            self.head,
             self.messages[:pos] + tuple(chain.from_iterable(b.messages for b in new)),
             self.tokens[:pos] + tuple(chain.from_iterable(b.tokens for b in new)),
             self.provenance[:pos] + tuple(chain.from_iterable(b.provenance for b in new)),
@@ -83,4 +89,16 @@ class Settled:
             else self.elision_starts[:keep],
             kept + sum(new_tokens),
             kept,
+            self.note,
+            self.note_at,
         )
+
+    def _block(self, index: int, block: ViewBuilder) -> ViewBuilder:
+        if self.note is None or index != self.note_at:
+            return block
+        out = ViewBuilder()
+        out.add(*self.note)
+        for entry in zip(block.messages, block.tokens, block.provenance, strict=True):
+            out.add(*entry)
+        out.elisions = block.elisions
+        return out

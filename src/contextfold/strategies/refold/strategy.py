@@ -8,18 +8,19 @@ prefix cache keeps hitting. The last ``window`` steps are always in full.
 
 The boundary may advance once ``every`` steps have passed it beyond the window. With
 ``advance: fixed`` it always does (ReFold's chunked rendering). With ``advance: cost`` it does
-when the price table says the saving pays for the rewrite: an advance changes the prompt from
-the first re-rendered message on, and under cache pricing that suffix is written to the cache
-again; the saving is the tokens it removes, read at the cache-read price on each later call
-(assumed as many as the calls made so far). A view over the budget always forces an advance.
+when :class:`~contextfold.strategies.refold.cost.CostRule` says the saving pays for rewriting
+the cache and for the restore it may cost, over the calls still expected (estimated from the
+session). A view over the budget always forces an advance. Until the first advance the view is
+the history as it is (:mod:`~contextfold.strategies.refold.tail`): a session too short for
+folding to pay costs what full history costs.
 
-Every removal is restorable: the agent gets a ``restore`` tool (step number) that returns the
-original content verbatim, and the step is shown in full from the next advance on.
+Every removal is restorable: the ``restore`` tool (step number) returns the original verbatim,
+as its result at the end of the prompt; the settled prefix stays as it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -27,37 +28,25 @@ from pydantic import Field
 
 from contextfold.core.errors import ConfigError
 from contextfold.core.history import History, Step
-from contextfold.core.messages import AssistantMessage, SystemMessage
 from contextfold.core.meter import PRICE_TABLES
-from contextfold.core.view import (
-    SYSTEM_PROVENANCE,
-    Elision,
-    Provenance,
-    RestorePath,
-    View,
-    ViewBuilder,
-)
+from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
 from contextfold.strategies.base import StrategyConfig
-from contextfold.strategies.refold.markers import INSTRUCTIONS, parse_markers
+from contextfold.strategies.refold.cost import CostRule
 from contextfold.strategies.refold.prefix import (
     Entry,
     Operators,
     PrefixRenderer,
     SessionState,
     groups_of,
-    labelled,
 )
 from contextfold.strategies.refold.settled import Settled
+from contextfold.strategies.refold.tail import Entries, Tail, head, note
 from contextfold.strategies.restore import RESTORE_TOOL, restore_text
-from contextfold.strategies.supersede import resource_key
 
 __all__ = ["RefoldConfig", "RefoldStrategy"]
 
 _EARLY_RETRY = 8
 """Calls before pending changes to settled steps that were turned down are weighed again."""
-
-_Entries = Callable[[int], Sequence[Entry]]
-"""The messages of one step as the renderer should see them (raw, or from an upstream view)."""
 
 
 class RefoldConfig(StrategyConfig):
@@ -66,12 +55,15 @@ class RefoldConfig(StrategyConfig):
         1, ge=1, description="Steps the boundary must be able to move before it may advance (k)."
     )
     window: int = Field(
-        2, ge=1, description="Most recent steps with tool outputs always shown in full."
+        1, ge=1, description="Most recent steps with tool outputs always shown in full."
     )
     advance: Literal["fixed", "cost"] = "cost"
     prices: str = Field("default", description="Price table the cost rule uses.")
-    horizon: int = Field(
-        40, ge=1, description="Calls the cost rule expects at least to follow an advance."
+    horizon: int | None = Field(
+        None,
+        ge=1,
+        description="Calls the cost rule expects at least after an advance; unset: as many as "
+        "the session has made so far (see refold.cost).",
     )
     fold: bool = True
     supersede: bool = True
@@ -95,6 +87,7 @@ class RefoldStrategy:
             )
         self.name = "refold"
         self.ops = Operators(cfg.fold, cfg.supersede, cfg.mask, cfg.dedup, cfg.spans, cfg.min_run)
+        self.rule = CostRule(PRICE_TABLES[cfg.prices], cfg.horizon)
         self._history: History | None = None
         self._upstream: tuple[Elision, ...] = ()  # elisions of an upstream view (chains)
 
@@ -108,10 +101,12 @@ class RefoldStrategy:
         self._dirty: set[int] = set()  # rendered steps whose rendering is out of date
         self._changed: set[int] = set()  # steps whose rendering changed since settled
         self._early_retry = (0, 0)  # (pending changes, call) when they were last turned down
-        self._prefix = Settled.start(self._system(history))
-        self._tail: dict[int, list[Entry]] = {}
+        self._prefix = Settled.start(head(history))
+        self._folding = False  # no advance yet: the view is the history as it is
+        self._tail = Tail(history)
         self._calls = 0
-        self.advances = self.forced_compactions = 0
+        self._sent = 0  # steps the previous call sent (the ones after are new to the cache)
+        self.advances = self.forced_compactions = self.restores = 0
 
     # -- protocol ------------------------------------------------------------------------
     def observe(self, step: Step, history: History) -> None:
@@ -131,7 +126,7 @@ class RefoldStrategy:
             e if e.restore else replace(e, restore=RestorePath.step(e.steps[0]))
             for e in view.elisions
         )
-        self._tail.clear()  # upstream may change any step between calls
+        self._tail.forget()  # upstream may change any step between calls
         for i, source in enumerate(self._sources):
             if tuple(groups.get(i, ())) != tuple(source):
                 self._dirty.add(i)
@@ -150,9 +145,7 @@ class RefoldStrategy:
             return f"error: refold has no tool {name!r}; it offers restore(step)"
         self._sync(history)
         text, step = restore_text(arguments, history)
-        if step is not None:
-            self._state.restored.add(step)
-            self._mark(step)
+        self.restores += step is not None
         return text
 
     # -- what the history says -----------------------------------------------------------
@@ -160,30 +153,9 @@ class RefoldStrategy:
         if history is not self._history or self._observed > len(history):
             self._reset(history)
         for step in history.steps[self._observed :]:
-            self._learn(step)
+            for changed in self._state.learn(step, supersede=self.ops.supersede):
+                self._mark(changed)
         self._observed = len(history)
-
-    def _learn(self, step: Step) -> None:
-        state = self._state
-        head = step.message
-        if not isinstance(head, AssistantMessage):
-            return
-        for call in head.tool_calls:
-            state.keys[step.index, call.id] = key = resource_key(call)
-            older = state.latest.get(key)
-            state.latest[key] = step.index
-            if older is not None and self.ops.supersede:
-                self._mark(older)
-        markers = parse_markers(head.content)
-        state.malformed_markers += markers.malformed
-        if step.results:
-            state.observations.append(step.index)
-        if markers.progress:
-            state.progress[step.index] = markers.progress
-        for stale in markers.stale:
-            if stale < step.index and stale not in state.stale:
-                state.stale.add(stale)
-                self._mark(stale)
 
     def _mark(self, step: int) -> None:
         if step < len(self._steps):
@@ -195,7 +167,7 @@ class RefoldStrategy:
         return [(m, t, prov) for m, t in zip(step.messages, step.tokens, strict=True)]
 
     # -- rendering -----------------------------------------------------------------------
-    def _render(self, budget: int | None, entries: _Entries) -> View:
+    def _render(self, budget: int | None, entries: Entries) -> View:
         self._calls += 1
         target = self._target()
         if target - self._prefix.boundary >= self.config.every:
@@ -208,6 +180,7 @@ class RefoldStrategy:
             self._update(target, entries)
             self._commit(self._extend(target, self._first_change()), applied=True)
             view = self._view(entries)
+        self._sent = n
         return view
 
     def _target(self) -> int:
@@ -216,16 +189,15 @@ class RefoldStrategy:
         seen = self._state.observations
         return seen[-self.config.window] if len(seen) >= self.config.window else 0
 
-    def _consider(self, target: int, entries: _Entries) -> None:
+    def _consider(self, target: int, entries: Entries) -> None:
         """Advance to ``target`` when the cost rule says it pays. Changes to steps already
         settled (a fold, a supersede) rewrite more of the cached prompt, so they are weighed
-        apart and may wait, to share one rewrite later; a restore is applied at once."""
+        apart and may wait, to share one rewrite later."""
         self._update(target, entries)
         cheap = self._extend(target, self._prefix.boundary)
         if self._early_due():
             full = self._extend(target, self._first_change())
-            restored = not self._state.restored.isdisjoint(self._changed)
-            if restored or self.config.advance == "fixed" or self._pays(full, cheap):
+            if self.config.advance == "fixed" or self._pays(full, cheap, entries):
                 self._commit(full, applied=True)
                 return
             self._early_retry = (len(self._changed), self._calls + _EARLY_RETRY)
@@ -240,7 +212,7 @@ class RefoldStrategy:
         seen, retry = self._early_retry
         return len(self._changed) != seen or self._calls >= retry
 
-    def _update(self, target: int, entries: _Entries) -> None:
+    def _update(self, target: int, entries: Entries) -> None:
         """Bring step renderings up to date (they do not depend on the boundary)."""
         self._rerender_dirty(entries)
         while len(self._steps) < target:
@@ -254,9 +226,20 @@ class RefoldStrategy:
         return min([self._prefix.boundary, *self._changed])
 
     def _extend(self, target: int, first_change: int) -> Settled:
-        return self._prefix.extend(self._steps, target, first_change)
+        prefix = self._prefix
+        if not self._folding and self.config.instructions and self._history is not None:
+            prefix = prefix.with_note(note(self._history), self._first_rewritten(target))
+        return prefix.extend(self._steps, target, first_change)
 
-    def _rerender_dirty(self, entries: _Entries) -> None:
+    def _first_rewritten(self, target: int) -> int:
+        """The first step the first advance renders otherwise than as recorded: the note goes
+        before it, where the cache has to be written again anyway."""
+        for i in range(target):
+            if self._steps[i].messages != [e[0] for e in self._sources[i]]:
+                return i
+        return 0
+
+    def _rerender_dirty(self, entries: Entries) -> None:
         while self._dirty:
             step = min(self._dirty)
             self._dirty.discard(step)
@@ -273,40 +256,51 @@ class RefoldStrategy:
         old = self._prefix.boundary
         self._changed = set() if applied else {c for c in self._changed if c < old}
         self._prefix = prefix
-        self._tail = {i: e for i, e in self._tail.items() if i >= prefix.boundary}
+        self._tail.forget(prefix.boundary)
+        self._folding = True
         self.advances += 1
 
-    def _advance_pays(self, cheap: Settled, entries: _Entries) -> bool:
+    def _advance_pays(self, cheap: Settled, entries: Entries) -> bool:
         """Settle new steps when the reads saved over the calls still expected outweigh
-        writing everything from the old boundary on to the cache again (the outputs still in
-        the window included: advancing rarely rewrites them rarely)."""
-        stay = self._prefix.total + self._tail_tokens(self._prefix.boundary, entries)
-        moved = cheap.total + self._tail_tokens(cheap.boundary, entries)
-        return self._worth(rewritten=moved - cheap.shared, saving=stay - moved)
+        writing what follows the old boundary to the cache again (the steps new since the last
+        call excepted: they are written either way) and the restore it may cost."""
+        old = self._prefix
+        stay = old.total + self._tail_tokens(old.boundary, entries, self._folding)
+        moved = cheap.total + self._tail_tokens(cheap.boundary, entries, True)
+        shared = cheap.shared
+        if not self._folding:  # the first advance keeps what comes before the note
+            shared = old.total + sum(cheap.step_tokens[: cheap.note_at])
+        new = self._tail_tokens(max(self._sent, cheap.boundary), entries, True)
+        return self._worth(rewritten=moved - shared - new, saving=stay - moved, prompt=moved)
 
-    def _worth(self, *, rewritten: int, saving: int) -> bool:
-        if saving <= 0:
-            return False
-        p = PRICE_TABLES[self.config.prices]
-        horizon = max(self._calls + 1, self.config.horizon)
-        return rewritten * (p.cache_write - p.cache_read) < horizon * saving * p.cache_read
+    def _worth(self, *, rewritten: int, saving: int, prompt: int) -> bool:
+        """The cost rule, with the chance of a restore estimated from the session by Laplace's
+        rule of succession (restores so far per advance, one in two before any); restores are
+        assumed to bring back all that is removed (an agent may need several)."""
+        risk = (self.restores + 1) / (self.advances + 2)
+        return self.rule.pays(
+            rewritten=rewritten,
+            saving=saving,
+            calls=self._calls,
+            prompt=prompt,
+            risk=risk,
+            restored=saving,
+        )
 
-    def _pays(self, full: Settled, cheap: Settled) -> bool:
+    def _pays(self, full: Settled, cheap: Settled, entries: Entries) -> bool:
         """Apply pending changes to earlier steps when the reads they save over the calls
-        still expected (as many as were made so far, at least ``horizon``) outweigh writing
-        the stretch between the first changed step and the old boundary to the cache again."""
-        return self._worth(rewritten=cheap.shared - full.shared, saving=cheap.total - full.total)
+        still expected outweigh writing the stretch between the first changed step and the
+        old boundary to the cache again."""
+        return self._worth(
+            rewritten=cheap.shared - full.shared,
+            saving=cheap.total - full.total,
+            prompt=full.total + self._tail_tokens(full.boundary, entries, True),
+        )
 
-    def _system(self, history: History) -> Entry | None:
-        if not self.config.instructions:
-            sys = history.system
-            return (sys, history.system_tokens, SYSTEM_PROVENANCE) if sys else None
-        base = history.system.content + "\n\n" if history.system else ""
-        system = SystemMessage(base + INSTRUCTIONS)
-        return system, history.count(system), SYSTEM_PROVENANCE
-
-    def _view(self, entries: _Entries) -> View:
-        tail = self._tail_entries(self._prefix.boundary, entries)
+    def _view(self, entries: Entries) -> View:
+        tail = self._tail.entries(
+            self._prefix.boundary, self._observed, entries, labels=self._folding
+        )
         p = self._prefix
         return View(
             (*p.messages, *(e[0] for e in tail)),
@@ -316,16 +310,5 @@ class RefoldStrategy:
             strategy=self.name,
         )
 
-    def _tail_entries(self, start: int, entries: _Entries) -> list[Entry]:
-        history = self._history
-        assert history is not None
-        out: list[Entry] = []
-        for index in range(start, self._observed):
-            rendered = self._tail.get(index)
-            if rendered is None:
-                rendered = self._tail[index] = [labelled(index, e, history) for e in entries(index)]
-            out.extend(rendered)
-        return out
-
-    def _tail_tokens(self, start: int, entries: _Entries) -> int:
-        return sum(e[1] for e in self._tail_entries(start, entries))
+    def _tail_tokens(self, start: int, entries: Entries, labels: bool) -> int:
+        return self._tail.tokens(start, self._observed, entries, labels=labels)

@@ -1,0 +1,65 @@
+"""The steps after refold's boundary, shown in full, and the head of its view.
+
+Until refold first folds, the tail is the history as recorded. From the first advance on, each
+tool output is labelled ``[step N]`` (so that stubs and restores can point at it), rendered once
+per step and kept, and a note after the system message asks for the PROGRESS/STALE markers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from contextfold.core.history import History
+from contextfold.core.messages import UserMessage
+from contextfold.core.view import SYSTEM_PROVENANCE, Provenance
+from contextfold.strategies.refold.markers import INSTRUCTIONS
+from contextfold.strategies.refold.prefix import Entry, labelled
+
+__all__ = ["Entries", "Tail", "head", "note"]
+
+Entries = Callable[[int], Sequence[Entry]]
+"""The messages of one step as the renderer should see them (raw, or from an upstream view)."""
+
+
+def head(history: History) -> tuple[Entry, ...]:
+    """The system message, as it is."""
+    sys = history.system
+    return ((sys, history.system_tokens, SYSTEM_PROVENANCE),) if sys else ()
+
+
+def note(history: History) -> Entry:
+    """The marker instructions as a note from the runtime (the system message is left as it
+    is: changing it would write the whole prompt to the cache again)."""
+    message = UserMessage(INSTRUCTIONS)
+    return message, history.count(message), Provenance((), "synthetic")
+
+
+class Tail:
+    """Renders steps in full, labelled ones cached per step."""
+
+    def __init__(self, history: History) -> None:
+        self.history = history
+        self._labelled: dict[int, list[Entry]] = {}
+
+    def entries(self, start: int, end: int, source: Entries, *, labels: bool) -> list[Entry]:
+        out: list[Entry] = []
+        for index in range(start, end):
+            if not labels:
+                out.extend(source(index))
+                continue
+            rendered = self._labelled.get(index)
+            if rendered is None:
+                rendered = [labelled(index, e, self.history) for e in source(index)]
+                self._labelled[index] = rendered
+            out.extend(rendered)
+        return out
+
+    def tokens(self, start: int, end: int, source: Entries, *, labels: bool) -> int:
+        return sum(e[1] for e in self.entries(start, end, source, labels=labels))
+
+    def forget(self, before: int | None = None) -> None:
+        """Drop the cached renderings of steps before ``before`` (all when None)."""
+        if before is None:
+            self._labelled.clear()
+        else:
+            self._labelled = {i: e for i, e in self._labelled.items() if i >= before}

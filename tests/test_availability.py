@@ -1,0 +1,120 @@
+"""Argument availability and the hindsight bound, on sessions written here whose answers are
+known by construction."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from contextfold.bench.argvalues import call_values
+from contextfold.bench.availability import ARGS_KEYS, ArgIndex
+from contextfold.bench.replay import SUMMARY_KEYS, ReplayResult, replay
+from contextfold.bench.report import replay_table
+from contextfold.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from contextfold.core.meter import PRICE_TABLES, get_profile
+from contextfold.core.tokens import ApproxCounter
+from contextfold.importers.base import Trajectory
+
+FILLER = "\n".join(f"catalog line {i}: nothing of note here" for i in range(60))
+
+
+def call(n: int, tool: str, **args: Any) -> ToolCall:
+    return ToolCall(f"c{n}", tool, json.dumps(args))
+
+
+def step(n: int, tool: str, output: str, **args: Any) -> tuple[Message, ...]:
+    return AssistantMessage(None, tool_calls=(call(n, tool, **args),)), ToolMessage(output, f"c{n}")
+
+
+def session(fillers: int = 4) -> Trajectory:
+    """Five values are learned from the context: the user id (user message), the order id
+    (step 1's output), the item id and price (step 2's output). ``STORE_42`` comes from the
+    system prompt and ``2024-01-01`` from nowhere: neither counts."""
+    steps: list[tuple[Message, ...]] = [
+        (UserMessage("Please refund the lamp for user mia_li_3668."),),
+        step(1, "get_user", '{"orders": ["#W1234567", "#W7654321"]}', user_id="mia_li_3668"),
+        step(2, "get_order", '{"item_id": "ITEM_998877", "price": 41.64}', order_id="#W7654321"),
+    ]
+    steps += [step(3 + i, "browse", FILLER, page=f"page-{i}") for i in range(fillers)]
+    refund = call(9, "refund", order_id="#W7654321", item_id="ITEM_998877", amount=41.64)
+    extra = call(10, "note", store="STORE_42", date="2024-01-01")
+    steps.append(
+        (
+            AssistantMessage(None, tool_calls=(refund, extra)),
+            ToolMessage("refunded", "c9"),
+            ToolMessage("noted", "c10"),
+        )
+    )
+    steps.append((AssistantMessage("Done: the lamp is refunded."),))
+    system = SystemMessage("You are a store agent. Always note STORE_42 on refunds.")
+    return Trajectory("t", "test", system, tuple(steps))
+
+
+def run(specs: list[str], *, hindsight: bool = False) -> ReplayResult:
+    return replay(
+        [session()],
+        specs,
+        counter=ApproxCounter(),
+        profile=get_profile("qwen3-8b"),
+        prices=PRICE_TABLES["default"],
+        hindsight=hindsight,
+    )
+
+
+def test_values_are_leaves_of_json_and_names_in_shell_commands() -> None:
+    args = {"user_id": "mia_li_3668", "n": 3, "ok": True, "ids": ["ab", "#W1"], "price": 41.64}
+    assert call_values(ToolCall("1", "lookup", json.dumps(args))) == ["mia_li_3668", "#W1", 41.64]
+    command = "cd /repo && sed -n '120,180p' ./src/app/models.py | grep -n parse_args"
+    values = call_values(ToolCall("2", "bash", json.dumps({"command": command})))
+    assert values == ["/repo", 120, 180, "src/app/models.py", "parse_args"]
+
+
+def test_the_index_keeps_only_values_learned_from_the_context() -> None:
+    steps = session().counted_steps(ApproxCounter())
+    index = ArgIndex.build(session().system, steps)
+    needs = {s: [(n.value, sorted(n.steps)) for n in ns] for s, ns in index.needs.items()}
+    assert needs == {
+        1: [("mia_li_3668", [0])],
+        2: [("#W7654321", [1])],
+        7: [("#W7654321", [1]), ("ITEM_998877", [2]), (41.64, [2])],
+    }
+
+
+def test_full_holds_every_value_window_loses_some_reversible_mask_can_restore_them() -> None:
+    result = run(["full", "window keep=2", "mask keep=1 reversible=true"])
+    full, window, mask = (result.strategies[k].summary() for k in result.strategies)
+    assert tuple(full)[-len(ARGS_KEYS) :] == ARGS_KEYS and tuple(full) == SUMMARY_KEYS
+    assert full["args_needed"] == window["args_needed"] == mask["args_needed"] == 5
+    assert (full["args_in_view"], full["args_restorable"], full["args_lost"]) == (1.0, 0.0, 0.0)
+    # the window keeps the task (the user id) and the last two steps: the refund's three
+    # values were in steps 1 and 2, gone without a way back
+    assert (window["args_in_view"], window["args_lost"]) == (0.4, 0.6)
+    assert window["args_restorable"] == 0.0
+    # the reversible mask stubs steps 1 and 2 by the refund, and says how to restore them
+    assert (mask["args_in_view"], mask["args_restorable"], mask["args_lost"]) == (0.4, 0.6, 0.0)
+    row = result.strategies["window keep=2"].rows[0]
+    assert (row["args_needed"], row["args_lost"]) == (5, 0.6)
+
+
+def test_hindsight_keeps_every_needed_value_in_fewer_tokens_than_full() -> None:
+    result = run(["full", "window keep=2"], hindsight=True)
+    bound = result.strategies["hindsight"].summary()
+    full = result.strategies["full"].summary()
+    assert (bound["args_in_view"], bound["args_lost"]) == (1.0, 0.0)
+    assert bound["prompt_tokens"] < full["prompt_tokens"]
+    # the fillers are never needed: at the refund the bound leaves all four out
+    steps = session().counted_steps(ApproxCounter())
+    fillers = sum(s.total_tokens for s in steps[3:7])
+    assert full["prompt_tokens"] - bound["prompt_tokens"] >= fillers
+    table = replay_table(result)
+    multiples = next(c for c in table.columns if c.header == "x bound")
+    labels = [str(cell) for cell in table.columns[0].cells]
+    cells = dict(zip(labels, (str(c) for c in multiples.cells), strict=True))
+    assert cells["hindsight"] == "1.00x" and float(cells["full"].rstrip("x")) > 1
