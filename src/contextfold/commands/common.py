@@ -23,6 +23,7 @@ __all__ = [
     "PricesOpt",
     "ProfileOpt",
     "StrategyOpt",
+    "ThreadsOpt",
     "TokenizerOpt",
     "check_args",
     "console",
@@ -65,6 +66,9 @@ FoldCacheOpt = Annotated[
 ]
 NoFoldCacheOpt = Annotated[
     bool, typer.Option("--no-fold-cache", help="Call the folder even for inputs seen before.")
+]
+ThreadsOpt = Annotated[
+    int, typer.Option(min=1, help="CPU threads of the embedded engine (1 on a busy machine).")
 ]
 BudgetOpt = Annotated[int | None, typer.Option(min=1, help="Context budget in tokens.")]
 

@@ -20,6 +20,7 @@ from contextfold.commands.common import (
     PricesOpt,
     ProfileOpt,
     StrategyOpt,
+    ThreadsOpt,
     TokenizerOpt,
     check_args,
     console,
@@ -56,6 +57,7 @@ def replay(
     hindsight: Annotated[
         bool, typer.Option("--hindsight", help="Add the hindsight bound (see the README).")
     ] = False,
+    threads: ThreadsOpt = 2,
 ) -> None:
     """Replay recorded trajectories through strategies and compare what each would send."""
     for path in paths:
@@ -66,7 +68,7 @@ def replay(
     check_args(strategy, json_out)
     options = _ReplayOptions(budget, tokenizer, prices, limit, hindsight)
     try:
-        folders = _folders(folder, base_url, fold_cache, no_fold_cache)
+        folders = _folders(folder, base_url, fold_cache, no_fold_cache, threads)
     except ContextFoldError as exc:
         fail(str(exc))
     _run_replay(paths, strategy, model_profile, json_out, options, folders)
@@ -110,13 +112,13 @@ class _ReplayOptions:
 
 
 def _folders(
-    folder: str | None, base_url: str | None, cache: Path | None, no_cache: bool
+    folder: str | None, base_url: str | None, cache: Path | None, no_cache: bool, threads: int = 2
 ) -> FolderSource:
     """The folder source of a batch command (replay, bench): ``--folder``, the fold cache."""
     from contextfold.strategies.folding import FoldCache, FolderSource
 
     fold_cache = None if no_cache else FoldCache(cache)
-    return FolderSource(default=folder, base_url=base_url, cache=fold_cache)
+    return FolderSource(default=folder, base_url=base_url, cache=fold_cache, threads=threads)
 
 
 def _read(paths: list[Path], limit: int | None) -> list[Any]:

@@ -56,6 +56,7 @@ def sufficiency(
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
     fold_cache: Annotated[Path | None, typer.Option(help="Fold cache file.")] = None,
     no_fold_cache: Annotated[bool, typer.Option("--no-fold-cache")] = False,
+    threads: Annotated[int, typer.Option(min=1, help="CPU threads of an embedded folder.")] = 2,
 ) -> None:
     """Does a folded context still hold what the next action needs? A context-dependent oracle
     on tau2 tasks, per strategy x budget x mode: reward, redundant calls, tokens, cost."""
@@ -63,7 +64,7 @@ def sufficiency(
     from contextfold.strategies.folding import default_cache_path
 
     cache = None if no_fold_cache else str(fold_cache or default_cache_path())
-    choice = FolderChoice(folder, base_url, cache)
+    choice = FolderChoice(folder, base_url, cache, threads)
     modes = [False, True] if both else [noisy]
     budgets: list[int | None] = [*budget] or [None]
     settings = [Setting(s, b, m) for s in strategy for b in budgets for m in modes]

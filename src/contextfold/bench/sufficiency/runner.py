@@ -243,10 +243,14 @@ class FolderChoice:
     base_url: str | None = None
     cache: str | None = None
     """Fold cache file; None: no cache."""
+    threads: int = 2
+    """CPU threads of an embedded folder."""
 
     def source(self) -> FolderSource:
         cache = FoldCache(self.cache) if self.cache is not None else None
-        return FolderSource(default=self.default, base_url=self.base_url, cache=cache)
+        return FolderSource(
+            default=self.default, base_url=self.base_url, cache=cache, threads=self.threads
+        )
 
 
 def run_one(
