@@ -25,7 +25,7 @@ from contextfold.bench.hindsight import Hindsight
 from contextfold.core.errors import ContextFoldError, ImportFormatError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
-from contextfold.core.meter import Meter, ModelProfile, PriceTable
+from contextfold.core.meter import FOLD_KEYS, Meter, ModelProfile, PriceTable
 from contextfold.core.protocols import Folding, Strategy
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View, render_checked
@@ -52,13 +52,7 @@ SUMMARY_KEYS = (
     "render_ms_p99",
     "removed_tokens",
     "unrecoverable_tokens",
-    "fold_calls",
-    "fold_prompt_tokens",
-    "fold_completion_tokens",
-    "fold_cost_usd",
-    "fold_rejected",
-    "fold_ms_median",
-    "fold_cache_hits",
+    *FOLD_KEYS,
     "total_cost_usd",
     *ARGS_KEYS,
 )
@@ -101,14 +95,7 @@ class StrategyResult:
         return {key: values[key] for key in SUMMARY_KEYS}
 
 
-_FOLD_SUMS = (
-    "fold_calls",
-    "fold_prompt_tokens",
-    "fold_completion_tokens",
-    "fold_cost_usd",
-    "fold_rejected",
-    "fold_cache_hits",
-)
+_FOLD_SUMS = tuple(key for key in FOLD_KEYS if key != "fold_ms_median")
 
 
 @dataclass(slots=True)

@@ -28,6 +28,7 @@ from contextfold.core.view import View
 
 __all__ = [
     "BLOCK_SIZE",
+    "FOLD_KEYS",
     "PRICE_TABLES",
     "PROFILES",
     "CallRecord",
@@ -40,6 +41,17 @@ __all__ = [
 
 BLOCK_SIZE = 16
 """Prefix-cache block size in tokens (vLLM's default)."""
+
+FOLD_KEYS = (
+    "fold_calls",
+    "fold_prompt_tokens",
+    "fold_completion_tokens",
+    "fold_cost_usd",
+    "fold_rejected",
+    "fold_ms_median",
+    "fold_cache_hits",
+)
+"""The folder's figures, as :meth:`Meter.fold_summary` gives them (all 0 without a folder)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from contextfold.bench.sufficiency.user import ScriptedUser
 from contextfold.core.errors import ContextBudgetError
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
+from contextfold.core.meter import FOLD_KEYS
 from contextfold.envs.tau2 import Tau2Env
 from contextfold.strategies.folding import FoldCache, FolderSource
 from contextfold.strategies.registry import build_strategy
@@ -65,17 +66,10 @@ ROW_KEYS = (
     "peak_context_tokens",
     "forced_compactions",
     "cost_usd",
-    "fold_calls",
-    "fold_prompt_tokens",
-    "fold_completion_tokens",
-    "fold_cost_usd",
-    "fold_rejected",
-    "fold_ms_median",
+    *FOLD_KEYS,
     "total_cost_usd",
 )
 """The keys of every aggregated row (``--json``), in order."""
-
-_FOLD_KEYS = ROW_KEYS[ROW_KEYS.index("fold_calls") : ROW_KEYS.index("total_cost_usd")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +313,7 @@ def aggregate(results: Sequence[RunResult]) -> list[dict[str, Any]]:
                 "peak_context_tokens": sum(r.peak_context_tokens for r in runs) / n,
                 "forced_compactions": sum(r.forced_compactions for r in runs) / n,
                 "cost_usd": sum(r.cost_usd for r in runs) / n,
-                **{k: sum(r.folds.get(k, 0.0) for r in runs) / n for k in _FOLD_KEYS},
+                **{k: sum(r.folds.get(k, 0.0) for r in runs) / n for k in FOLD_KEYS},
                 "total_cost_usd": sum(r.cost_usd + r.folds.get("fold_cost_usd", 0.0) for r in runs)
                 / n,
             }
