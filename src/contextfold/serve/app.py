@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -116,20 +117,40 @@ def _too_large(limit: int) -> ApiError:
 
 
 class EventStream(Response):
-    """A server-sent-event response that closes its source when the client goes away (so the
-    proxy's clean-up runs at once, not when the generator is collected)."""
+    """A server-sent-event response that stops as soon as the client goes away: a watcher
+    cancels the stream on ``http.disconnect`` (uvicorn drops writes to a closed connection
+    silently), so the proxy discards the request at once instead of finishing it."""
 
     media_type = "text/event-stream"
 
     def __init__(self, events: AsyncGenerator[bytes, None]) -> None:
-        super().__init__(headers={"cache-control": "no-cache"}, media_type=self.media_type)
+        # not Response.__init__: it would declare a Content-Length for an empty body
+        self.status_code = 200
+        self.background = None
+        self.raw_headers = [
+            (b"content-type", b"text/event-stream"),
+            (b"cache-control", b"no-cache"),
+        ]
         self.events = events
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-        try:
-            async for data in self.events:
-                await send({"type": "http.response.body", "body": data, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        finally:
-            await self.events.aclose()
+        async with anyio.create_task_group() as group:
+
+            async def pump() -> None:
+                try:
+                    async for data in self.events:
+                        await send({"type": "http.response.body", "body": data, "more_body": True})
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self.events.aclose()
+                group.cancel_scope.cancel()
+
+            async def watch() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                group.cancel_scope.cancel()
+
+            group.start_soon(pump)
+            group.start_soon(watch)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
+import anyio
+
 from contextfold.core.messages import from_openai
 from contextfold.serve.config import ServeConfig
 from contextfold.serve.errors import ApiError
@@ -104,7 +106,8 @@ class Proxy:
                         for key, text in acc.add(chunk).items():
                             yield out.chunk({key: text})
                 finally:
-                    await stream.aclose()
+                    with anyio.CancelScope(shield=True):  # also when the client hung up
+                        await stream.aclose()
                 message = acc.message()
                 await self._after_call(turn, rounds, usage_numbers(acc.usage))
                 if not await self._answer_own(turn, rounds, message):

@@ -97,6 +97,10 @@ class SessionManager:
                 self._index_from(session, 0)
         return len(self.sessions)
 
+    def in_flight(self) -> int:
+        """Requests holding a session now (busy sessions, and new ones not yet committed)."""
+        return sum(s.busy for s in self.sessions.values()) + len(self._reserved)
+
     def begin(self, conv: Conversation, family: str) -> Turn:
         """Find or branch the session ``conv`` continues; append its new steps (buffered),
         fold and render the view to send."""
