@@ -36,7 +36,9 @@ def _output(rng: random.Random, kind: str, n: int) -> str:
     if kind == "test":
         fails = rng.randint(0, 3)
         return "\n".join([f"test_{i} PASSED" for i in range(n)] + [f"{fails} failed"])
-    return "\n".join(f"src/mod_{rng.randint(0, 9)}.py:{rng.randint(1, 400)}: match" for _ in range(n))
+    return "\n".join(
+        f"src/mod_{rng.randint(0, 9)}.py:{rng.randint(1, 400)}: match" for _ in range(n)
+    )
 
 
 def synthetic_steps(length: int, seed: int = 0) -> list[tuple[Message, ...]]:

@@ -38,14 +38,20 @@ def main() -> None:
     items = list(iter_trajectories(args.paths))
     start = time.perf_counter()
     result = replay(
-        items, specs, counter=resolve_counter(profile.tokenizer), profile=profile,
-        prices=PRICE_TABLES[args.prices], budget=args.budget,
+        items,
+        specs,
+        counter=resolve_counter(profile.tokenizer),
+        profile=profile,
+        prices=PRICE_TABLES[args.prices],
+        budget=args.budget,
     )
     wall = time.perf_counter() - start
     base = result.strategies["full"].summary()
     print(f"{len(items)} trajectories, prices {args.prices}, {wall:.1f} s")
-    print(f"{'spec':58} {'tokens':>7} {'cost':>6} {'reuse':>6} {'unrec':>9} "
-          f"{'med ms':>7} {'p99 ms':>7}")
+    print(
+        f"{'spec':58} {'tokens':>7} {'cost':>6} {'reuse':>6} {'unrec':>9} "
+        f"{'med ms':>7} {'p99 ms':>7}"
+    )
     for label, res in result.strategies.items():
         s = res.summary()
         print(

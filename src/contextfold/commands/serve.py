@@ -80,7 +80,17 @@ def serve(
         proxy = build_proxy(config)
     except (ContextFoldError, ValueError) as exc:
         fail(str(exc))
-    console.print(f"contextfold serve: http://{host}:{port}/v1 -> {upstream}, strategy {strategy}")
+    console.print(
+        f"contextfold serve: http://{host}:{port}/v1 -> {upstream}, strategy {strategy}",
+        soft_wrap=True,
+    )
     if generated:
         err_console.print(f"bearer token (none given): {token}", soft_wrap=True, highlight=False)
-    uvicorn.run(create_app(proxy), host=host, port=port, log_level="warning", access_log=False)
+    from contextfold.serve.runner import listening_socket
+
+    try:
+        sock = listening_socket(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc}")
+    settings = uvicorn.Config(create_app(proxy), log_level="warning", access_log=False)
+    uvicorn.Server(settings).run(sockets=[sock])
