@@ -48,6 +48,9 @@ def serve(
         32 * 1024 * 1024
     ),
     threads: Annotated[int, typer.Option(min=1, help="CPU threads of the embedded model.")] = 2,
+    fsync: Annotated[
+        bool, typer.Option("--fsync", help="Fsync every store commit (survives power loss).")
+    ] = False,
 ) -> None:
     """Serve an OpenAI-compatible proxy that gives any agent context folding."""
     try:
@@ -75,6 +78,7 @@ def serve(
         max_body=max_body,
         upstream_key=key,
         threads=threads,
+        fsync=fsync,
     )
     try:
         proxy = build_proxy(config)

@@ -30,7 +30,7 @@ def build_proxy(config: ServeConfig) -> Proxy:
             store, close = MemoryStore(), (lambda: None)
         else:
             open_private(config.store)
-            sqlite = SQLiteStore(config.store)
+            sqlite = SQLiteStore(config.store, synchronous="FULL" if config.fsync else "NORMAL")
             store, close = sqlite, sqlite.close
         return SessionManager(store, make_strategy, counter, budget=config.budget), close
 

@@ -40,6 +40,9 @@ class ServeConfig:
     """Seconds to wait for the upstream."""
     threads: int = 2
     """CPU threads of the embedded model (``--upstream local``)."""
+    fsync: bool = False
+    """SQLite ``synchronous=FULL`` (every commit fsynced: survives power loss) instead of
+    ``NORMAL`` (survives a process kill; the latest commits may be lost on power loss)."""
 
     def check(self) -> None:
         """Raise ValueError when the settings are unsafe or inconsistent."""
