@@ -11,6 +11,7 @@ from rich.table import Table
 from contextfold.commands.common import check_args, console, fail, make_progress, save
 from contextfold.commands.live import run
 from contextfold.commands.replay import demo, replay
+from contextfold.commands.serve import serve
 from contextfold.core.errors import ContextFoldError
 
 app = typer.Typer(
@@ -21,6 +22,7 @@ app = typer.Typer(
 app.command()(replay)
 app.command()(demo)
 app.command()(run)
+app.command()(serve)
 
 
 @app.command()

@@ -35,7 +35,7 @@ from contextfold.core.tokens import ApproxCounter, TokenCounter, count_messages
 if TYPE_CHECKING:
     from contextfold.core.protocols import Store
 
-__all__ = ["History", "Step", "content_hash", "make_step"]
+__all__ = ["History", "Step", "check_step_shape", "content_hash", "make_step"]
 
 
 def content_hash(text: str) -> str:
@@ -84,6 +84,11 @@ def make_step(index: int, messages: Sequence[Message], counter: TokenCounter) ->
         tokens=tuple(count_messages(counter, messages)),
         hashes=tuple(content_hash(t) for t in texts),
     )
+
+
+def check_step_shape(index: int, messages: Sequence[Message]) -> None:
+    """Raise :class:`HistoryError` unless ``messages`` make one valid step (nothing counted)."""
+    _check_shape(index, messages)
 
 
 def _check_shape(index: int, messages: Sequence[Message]) -> None:

@@ -1,0 +1,100 @@
+"""``contextfold serve``: the OpenAI-compatible proxy (see :mod:`contextfold.serve`)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from contextfold.commands.common import BudgetOpt, FolderOpt, console, err_console, fail
+from contextfold.core.errors import ContextFoldError
+
+__all__ = ["serve"]
+
+INSTALL_HINT = "pip install 'contextfold[serve]'  (starlette, uvicorn, httpx)"
+
+
+def serve(
+    upstream: Annotated[
+        str, typer.Option(help="OpenAI-compatible base URL (http://host:8000/v1), or local.")
+    ],
+    strategy: Annotated[str, typer.Option("--strategy", "-s", help="Strategy spec.")] = "refold",
+    store: Annotated[
+        Path | None, typer.Option(help="SQLite file keeping every session (created 0600).")
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8900,
+    token: Annotated[
+        str | None,
+        typer.Option(envvar="CONTEXTFOLD_TOKEN", help="Bearer token clients must send."),
+    ] = None,
+    no_auth: Annotated[
+        bool, typer.Option("--no-auth", help="No token (allowed on a loopback host only).")
+    ] = False,
+    budget: BudgetOpt = None,
+    tokenizer: Annotated[str, typer.Option(help="Token counter of the history.")] = "approx",
+    folder: FolderOpt = None,
+    upstream_key_env: Annotated[
+        str | None,
+        typer.Option(
+            help="Environment variable holding a key for the upstream, sent when the "
+            "client sends none of its own (e.g. OPENAI_API_KEY)."
+        ),
+    ] = None,
+    max_body: Annotated[int, typer.Option(min=1024, help="Largest request body, bytes.")] = (
+        32 * 1024 * 1024
+    ),
+    threads: Annotated[int, typer.Option(min=1, help="CPU threads of the embedded model.")] = 2,
+    fsync: Annotated[
+        bool, typer.Option("--fsync", help="Fsync every store commit (survives power loss).")
+    ] = False,
+) -> None:
+    """Serve an OpenAI-compatible proxy that gives any agent context folding."""
+    try:
+        import uvicorn
+
+        from contextfold.serve import ServeConfig, build_proxy, create_app
+    except ImportError as exc:
+        fail(f"contextfold serve needs {exc.name}: {INSTALL_HINT}")
+    generated = token is None and not no_auth
+    if generated:
+        token = secrets.token_urlsafe(24)
+    key = os.environ.get(upstream_key_env) if upstream_key_env else None
+    if upstream_key_env and not key:
+        fail(f"--upstream-key-env {upstream_key_env}: that environment variable is not set")
+    config = ServeConfig(
+        upstream=upstream,
+        strategy=strategy,
+        store=store,
+        token=token,
+        no_auth=no_auth,
+        host=host,
+        budget=budget,
+        counter=tokenizer,
+        folder=folder,
+        max_body=max_body,
+        upstream_key=key,
+        threads=threads,
+        fsync=fsync,
+    )
+    try:
+        proxy = build_proxy(config)
+    except (ContextFoldError, ValueError) as exc:
+        fail(str(exc))
+    console.print(
+        f"contextfold serve: http://{host}:{port}/v1 -> {upstream}, strategy {strategy}",
+        soft_wrap=True,
+    )
+    if generated:
+        err_console.print(f"bearer token (none given): {token}", soft_wrap=True, highlight=False)
+    from contextfold.serve.runner import listening_socket
+
+    try:
+        sock = listening_socket(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc}")
+    settings = uvicorn.Config(create_app(proxy), log_level="warning", access_log=False)
+    uvicorn.Server(settings).run(sockets=[sock])

@@ -1,0 +1,18 @@
+"""``contextfold serve``: an OpenAI-compatible proxy that gives any agent context folding.
+
+A client points its base URL at the proxy and resends its conversation each call as usual;
+the proxy keeps each conversation as an append-only history (sessions matched by a hash chain
+of their steps, branched when a client rewrites its history), renders the strategy's view of
+it, sends that upstream, answers the strategy's own tools itself and streams the answer back.
+See :func:`create_app`, :func:`build_proxy` and :class:`ServeConfig`.
+"""
+
+from __future__ import annotations
+
+from contextfold.serve.app import create_app
+from contextfold.serve.build import build_proxy
+from contextfold.serve.config import ServeConfig
+from contextfold.serve.errors import ApiError, UpstreamError
+from contextfold.serve.proxy import Proxy
+
+__all__ = ["ApiError", "Proxy", "ServeConfig", "UpstreamError", "build_proxy", "create_app"]

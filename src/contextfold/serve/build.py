@@ -1,0 +1,70 @@
+"""Building a :class:`~contextfold.serve.proxy.Proxy` from a :class:`ServeConfig`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from contextfold.core.counters import resolve_counter
+from contextfold.core.protocols import Store, Strategy
+from contextfold.core.store import MemoryStore, SQLiteStore
+from contextfold.serve.config import ServeConfig
+from contextfold.serve.proxy import Proxy
+from contextfold.serve.sessions import SessionManager
+from contextfold.serve.upstream import HttpUpstream, Upstream
+
+__all__ = ["build_proxy", "make_strategy_factory", "open_private"]
+
+
+def build_proxy(config: ServeConfig) -> Proxy:
+    """The proxy for ``config`` (checked: strategy spec, token, store path, upstream)."""
+    config.check()
+    make_strategy = make_strategy_factory(config)
+    make_strategy()  # a bad spec fails now, not at the first request
+    counter = resolve_counter(config.counter)
+
+    def open_sessions() -> tuple[SessionManager, Callable[[], None]]:
+        store: Store
+        if config.store is None:
+            store, close = MemoryStore(), (lambda: None)
+        else:
+            open_private(config.store)
+            sqlite = SQLiteStore(config.store, synchronous="FULL" if config.fsync else "NORMAL")
+            store, close = sqlite, sqlite.close
+        return SessionManager(store, make_strategy, counter, budget=config.budget), close
+
+    return Proxy(config, make_upstream(config), open_sessions)
+
+
+def make_upstream(config: ServeConfig) -> Upstream:
+    if config.upstream != "local":
+        if not config.upstream.startswith(("http://", "https://")):
+            raise ValueError(
+                f"--upstream must be an http(s) URL such as http://localhost:8000/v1, or local; "
+                f"got {config.upstream!r}"
+            )
+        return HttpUpstream(config.upstream, timeout=config.timeout, key=config.upstream_key)
+    from contextfold.models.local import LocalModel
+    from contextfold.serve.local_upstream import LocalUpstream
+
+    return LocalUpstream(lambda: LocalModel(n_threads=config.threads))
+
+
+def make_strategy_factory(config: ServeConfig) -> Callable[[], Strategy]:
+    """Builds one strategy per session, folder models built once and shared."""
+    from contextfold.strategies.folding import FolderSource
+    from contextfold.strategies.registry import build_strategy
+
+    folders = FolderSource(default=config.folder, threads=config.threads)
+    return lambda: build_strategy(config.strategy, folders=folders)
+
+
+def open_private(path: Path) -> None:
+    """Create the store file readable and writable by its owner only (0600), or tighten an
+    existing one; SQLite gives its -wal and -shm files the same mode."""
+    if not path.parent.is_dir():
+        raise ValueError(f"cannot create store {path}: directory {path.parent} does not exist")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    os.close(fd)
+    os.chmod(path, 0o600)

@@ -1,0 +1,69 @@
+"""What ``contextfold serve`` is configured with (:class:`ServeConfig`)."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["DEFAULT_MAX_BODY", "ServeConfig", "is_loopback"]
+
+DEFAULT_MAX_BODY = 32 * 1024 * 1024
+"""Largest request body accepted, in bytes (larger ones get a 413)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServeConfig:
+    """The proxy's settings. ``upstream`` is an OpenAI-compatible base URL (``.../v1``) or
+    ``local`` (the embedded model, served in-process)."""
+
+    upstream: str
+    strategy: str = "refold"
+    store: Path | None = None
+    """SQLite file keeping every session; None keeps them in memory only."""
+    token: str | None = None
+    """Bearer token clients must present; None only with ``no_auth`` on a loopback host."""
+    no_auth: bool = False
+    host: str = "127.0.0.1"
+    budget: int | None = None
+    """Context budget in tokens handed to the strategy."""
+    counter: str = "approx"
+    """Token counter of the stored history (``approx``, ``smollm2``, a tokenizer path)."""
+    folder: str | None = None
+    """Folder model of strategies that fold with one and name none."""
+    max_body: int = DEFAULT_MAX_BODY
+    max_rounds: int = 4
+    """Upstream calls per request at most (strategy tools answered in between)."""
+    upstream_key: str | None = None
+    """Key sent upstream when the client sends none of its own (never stored or logged)."""
+    timeout: float = 600.0
+    """Seconds to wait for the upstream."""
+    threads: int = 2
+    """CPU threads of the embedded model (``--upstream local``)."""
+    fsync: bool = False
+    """SQLite ``synchronous=FULL`` (every commit fsynced: survives power loss) instead of
+    ``NORMAL`` (survives a process kill; the latest commits may be lost on power loss)."""
+
+    def check(self) -> None:
+        """Raise ValueError when the settings are unsafe or inconsistent."""
+        if self.no_auth and self.token is not None:
+            raise ValueError("--no-auth and --token contradict each other; give one")
+        if self.no_auth and not is_loopback(self.host):
+            raise ValueError(
+                f"--no-auth is allowed only on a loopback host (127.0.0.1, ::1, localhost), "
+                f"not {self.host!r}: give --token TOKEN to listen on other addresses"
+            )
+        if not self.no_auth and not self.token:
+            raise ValueError("a bearer token is required: give --token TOKEN (or --no-auth)")
+        if self.max_rounds < 1:
+            raise ValueError(f"max_rounds must be at least 1, got {self.max_rounds}")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only the local machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,63 @@
+"""The proxy's counters, written as Prometheus text at ``/metrics``."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+__all__ = ["METRICS", "Metrics"]
+
+METRICS: dict[str, str] = {
+    "requests_total": "Chat completion requests answered, by status code.",
+    "prompt_tokens_received_total": "Prompt tokens clients sent (whole conversations, counted "
+    "by the proxy's token counter).",
+    "prompt_tokens_sent_total": "Prompt tokens of the views sent upstream (same counter).",
+    "tokens_saved_total": "Prompt tokens received less those sent, over first upstream calls.",
+    "upstream_prompt_tokens_total": "Prompt tokens the upstream reported.",
+    "upstream_cached_tokens_total": "Prompt tokens the upstream reported served from its cache.",
+    "upstream_completion_tokens_total": "Completion tokens the upstream reported.",
+    "upstream_calls_total": "Calls made to the upstream.",
+    "folds_total": "Fold records the strategy made (accepted or refused).",
+    "strategy_tool_calls_total": "Calls of the strategy's own tools answered by the proxy.",
+    "sessions_created_total": "Sessions started (new conversations and branches).",
+    "errors_total": "Requests that failed, by kind.",
+}
+"""Every metric (``contextfold_`` prefixed) and its help text."""
+
+
+class Metrics:
+    """Counters with optional labels; safe to update from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: Counter[tuple[str, tuple[tuple[str, str], ...]]] = Counter()
+
+    def add(self, name: str, value: int = 1, **labels: str) -> None:
+        if name not in METRICS:
+            raise KeyError(f"unknown metric {name!r}")
+        with self._lock:
+            self._values[name, tuple(sorted(labels.items()))] += value
+
+    def get(self, name: str, **labels: str) -> int:
+        with self._lock:
+            return self._values[name, tuple(sorted(labels.items()))]
+
+    def render(self) -> str:
+        """Prometheus text exposition format (version 0.0.4)."""
+        with self._lock:
+            values = dict(self._values)
+        lines: list[str] = []
+        for name, help_text in METRICS.items():
+            full = f"contextfold_{name}"
+            lines += [f"# HELP {full} {help_text}", f"# TYPE {full} counter"]
+            series = sorted((labels, v) for (n, labels), v in values.items() if n == name)
+            if not series and name not in ("requests_total", "errors_total"):
+                series = [((), 0)]
+            for labels, value in series:
+                text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels)
+                lines.append(f"{full}{{{text}}} {value}" if text else f"{full} {value}")
+        return "\n".join(lines) + "\n"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

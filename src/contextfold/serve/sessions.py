@@ -1,0 +1,239 @@
+"""Sessions of the proxy: which stored history a request continues, and its two-phase append.
+
+Every method runs on the proxy's one session thread (see :mod:`contextfold.serve.worker`), so
+the index needs no lock and each SQLite connection stays on the thread that opened it.
+
+Matching: the request's conversation is hashed as a chain (:mod:`~contextfold.serve.conversation`);
+the longest prefix of it that some stored session holds wins. A session whose whole history is
+that prefix, and that no other request is using, is continued; otherwise (the stored session
+went on differently, or it is busy) a new branch starts with a copy of the shared steps. So two
+conversations that open identically share at most their common prefix and part as soon as they
+differ; a client that rewrites its history gets a branch; nothing stored is ever altered.
+
+Two phases: :meth:`SessionManager.begin` appends the new steps through a
+:class:`~contextfold.serve.buffered.BufferedStore`; :meth:`SessionManager.commit` writes them
+when the request has succeeded, :meth:`SessionManager.discard` forgets them (and rebuilds the
+session from the store) when it failed.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextfold.core.history import History
+from contextfold.core.messages import Message
+from contextfold.core.protocols import Compacting, Folding, Store, Strategy, ToolProvider
+from contextfold.core.tokens import TokenCounter
+from contextfold.core.view import View, render_checked
+from contextfold.serve.buffered import BufferedStore
+from contextfold.serve.conversation import Conversation, chain_hashes
+
+__all__ = ["Session", "SessionManager", "Turn"]
+
+
+@dataclass(slots=True)
+class Session:
+    """One stored conversation branch and the strategy rendering it."""
+
+    id: str
+    family: str
+    history: History
+    strategy: Strategy
+    buffer: BufferedStore
+    chain: list[str]
+    committed: int
+    """Steps written to the store (the rest belong to the request in flight)."""
+    busy: bool = False
+
+
+@dataclass(slots=True)
+class Turn:
+    """One request's claim on a session, from :meth:`SessionManager.begin` to commit/discard."""
+
+    session: Session
+    created: bool
+    appended: int
+    folds: int
+    view: View
+    received_tokens: int
+    calls: int = field(default=0)
+
+    @property
+    def own_tools(self) -> list[dict[str, Any]]:
+        strategy = self.session.strategy
+        return strategy.tools() if isinstance(strategy, ToolProvider) else []
+
+
+class SessionManager:
+    """The sessions of one store, indexed by the hash chain of their histories."""
+
+    def __init__(
+        self,
+        store: Store,
+        make_strategy: Callable[[], Strategy],
+        counter: TokenCounter,
+        *,
+        budget: int | None = None,
+    ) -> None:
+        self.store = store
+        self.make_strategy = make_strategy
+        self.counter = counter
+        self.budget = budget
+        self.sessions: dict[str, Session] = {}
+        self._index: dict[str, list[tuple[str, int]]] = {}
+        self._reserved: set[str] = set()
+        """Ids of sessions created by requests still in flight."""
+
+    def load(self) -> int:
+        """Index the sessions the store already holds (those the proxy made); returns how many."""
+        for session_id in self.store.list_sessions():
+            meta = self.store.load_session(session_id).meta.get("serve")
+            if isinstance(meta, dict):
+                session = self._reopen(session_id, str(meta.get("family", "")))
+                self._index_from(session, 0)
+        return len(self.sessions)
+
+    def in_flight(self) -> int:
+        """Requests holding a session now (busy sessions, and new ones not yet committed)."""
+        return sum(s.busy for s in self.sessions.values()) + len(self._reserved)
+
+    def begin(self, conv: Conversation, family: str) -> Turn:
+        """Find or branch the session ``conv`` continues; append its new steps (buffered),
+        fold and render the view to send."""
+        k, candidates = self._longest_prefix(conv)
+        tip = next((s for s in candidates if s.committed == k and not s.busy), None)
+        session = tip or self._branch(conv, family, k, candidates[0] if candidates else None)
+        session.busy = True
+        created = tip is None
+        try:
+            return self._extend(session, conv, created, k)
+        except BaseException:
+            self._release(session, created=created)
+            raise
+
+    def _extend(self, session: Session, conv: Conversation, created: bool, k: int) -> Turn:
+        for messages in conv.steps[len(session.history) :]:
+            step = session.history.append(*messages)
+            session.strategy.observe(step, session.history)
+        session.chain = list(conv.chain)
+        folds = self._fold(session)
+        view = self._render(session)
+        history = session.history
+        received = history.system_tokens + sum(s.total_tokens for s in history.steps)
+        return Turn(session, created, len(history) - (0 if created else k), folds, view, received)
+
+    def call_tool(self, turn: Turn, name: str, arguments: str) -> str:
+        """Answer a call of one of the strategy's own tools (an error text, never a raise)."""
+        strategy = turn.session.strategy
+        if not isinstance(strategy, ToolProvider):
+            return f"error: the strategy offers no tool {name!r}"
+        try:
+            parsed = json.loads(arguments or "{}")
+        except json.JSONDecodeError as exc:
+            return f"error: the arguments of {name} are not valid JSON ({exc})"
+        if not isinstance(parsed, dict):
+            return f"error: the arguments of {name} must be a JSON object"
+        return strategy.call_tool(name, parsed, turn.session.history)
+
+    def record_call(self, turn: Turn, messages: list[Message], usage: dict[str, int]) -> None:
+        """Keep one upstream call of the turn in the session's call log (buffered)."""
+        session = turn.session
+        session.buffer.record_call(
+            session.id, step=len(session.history), messages=messages, usage=usage
+        )
+        turn.calls += 1
+
+    def commit(self, turn: Turn) -> None:
+        """The request succeeded: write its steps, folds and calls; index the new prefixes."""
+        session = turn.session
+        session.buffer.commit()
+        self._reserved.discard(session.id)
+        start = 0 if turn.created else session.committed + 1
+        session.committed = len(session.history)
+        self.sessions[session.id] = session
+        self._index_from(session, start)
+        session.busy = False
+
+    def discard(self, turn: Turn) -> None:
+        """The request failed: forget its writes and rebuild the session as stored."""
+        self._release(turn.session, created=turn.created)
+
+    def _release(self, session: Session, *, created: bool) -> None:
+        session.buffer.discard()
+        session.busy = False
+        self._reserved.discard(session.id)
+        if not created:
+            self.sessions[session.id] = self._reopen(session.id, session.family)
+
+    # -- matching and branching
+
+    def _longest_prefix(self, conv: Conversation) -> tuple[int, list[Session]]:
+        for k in range(len(conv.chain) - 1, -1, -1):
+            found = self._index.get(conv.chain[k])
+            if found:
+                return k, [self.sessions[sid] for sid, _ in found]
+        return -1, []
+
+    def _branch(self, conv: Conversation, family: str, k: int, parent: Session | None) -> Session:
+        """A new session holding the first ``k`` steps of ``conv`` (a copy of ``parent``'s)."""
+        forked = parent is not None and k > 0
+        meta = {
+            "serve": {
+                "family": family,
+                "parent": parent.id if forked and parent else None,
+                "fork_at": k if forked else None,
+            }
+        }
+        session_id = self._new_id(family)
+        self._reserved.add(session_id)
+        buffer = BufferedStore(self.store)
+        history = History(
+            conv.system, counter=self.counter, store=buffer, session_id=session_id, meta=meta
+        )
+        return Session(session_id, family, history, self.make_strategy(), buffer, [], 0)
+
+    def _new_id(self, family: str) -> str:
+        if not family:
+            return f"px-{uuid.uuid4().hex[:16]}"
+        taken = set(self.sessions) | self._reserved | set(self.store.list_sessions())
+        n, candidate = 1, family
+        while candidate in taken:
+            n += 1
+            candidate = f"{family}~{n}"
+        return candidate
+
+    def _reopen(self, session_id: str, family: str) -> Session:
+        buffer = BufferedStore(self.store)
+        history = History.open(buffer, session_id, counter=self.counter)
+        strategy = self.make_strategy()
+        for step in history.steps:
+            strategy.observe(step, history)
+        steps = [s.messages for s in history.steps]
+        chain = chain_hashes(family, history.system, steps)
+        session = Session(session_id, family, history, strategy, buffer, chain, len(history))
+        self.sessions[session_id] = session
+        return session
+
+    def _index_from(self, session: Session, start: int) -> None:
+        for k in range(start, session.committed + 1):
+            self._index.setdefault(session.chain[k], []).append((session.id, k))
+
+    # -- the view
+
+    def _fold(self, session: Session) -> int:
+        if not isinstance(session.strategy, Folding):
+            return 0
+        return len(session.strategy.fold(session.history, self.budget))
+
+    def _render(self, session: Session) -> View:
+        strategy, history, budget = session.strategy, session.history, self.budget
+        view = render_checked(strategy, history, budget)
+        over = budget is not None and view.total_tokens > budget
+        if over and isinstance(strategy, Compacting) and strategy.compact(history, budget or 0):
+            self._fold(session)
+            view = render_checked(strategy, history, budget)
+        return view

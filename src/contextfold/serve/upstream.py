@@ -1,0 +1,175 @@
+"""The model server behind the proxy: any OpenAI-compatible URL (httpx), or the embedded model.
+
+An :class:`Upstream` answers a chat-completions body whole (:meth:`Upstream.complete`) or as a
+:class:`ChunkStream` of ``chat.completion.chunk`` dicts (:meth:`Upstream.stream`, which raises
+before the first chunk when the upstream refuses). Failures are
+:class:`~contextfold.serve.errors.UpstreamError` s carrying the upstream's own message. The
+client's ``Authorization`` travels with each call and is never kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+import httpx
+
+from contextfold.serve.errors import UpstreamError
+
+__all__ = ["ChunkStream", "HttpUpstream", "Upstream", "usage_numbers"]
+
+
+class ChunkStream(Protocol):
+    """An open streamed reply: iterate its chunks, then close it."""
+
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class Upstream(Protocol):
+    """Where the proxy sends the views it renders."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def complete(self, body: dict[str, Any], auth: str | None) -> dict[str, Any]: ...
+
+    async def stream(self, body: dict[str, Any], auth: str | None) -> ChunkStream: ...
+
+    async def models(self, auth: str | None) -> dict[str, Any]: ...
+
+    async def aclose(self) -> None: ...
+
+
+def usage_numbers(usage: Any) -> dict[str, int]:
+    """prompt, cached and completion tokens from an OpenAI-style usage object (vLLM, SGLang,
+    llama.cpp, OpenAI and DeepSeek spell the cached count differently); 0 when absent."""
+    if not isinstance(usage, dict):
+        return {"prompt_tokens": 0, "cached_tokens": 0, "completion_tokens": 0}
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if cached is None:
+        cached = usage.get("prompt_cache_hit_tokens", 0)
+    return {
+        "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+        "cached_tokens": int(cached or 0),
+        "completion_tokens": int(usage.get("completion_tokens") or 0),
+    }
+
+
+class HttpUpstream:
+    """An OpenAI-compatible server at ``base_url`` (``http://host:port/v1``)."""
+
+    def __init__(self, base_url: str, *, timeout: float = 600.0, key: str | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.name = self.base_url
+        self._key = key
+        limits = httpx.Limits(max_connections=64, max_keepalive_connections=32)
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url, timeout=httpx.Timeout(timeout, connect=10.0), limits=limits
+        )
+
+    async def complete(self, body: dict[str, Any], auth: str | None) -> dict[str, Any]:
+        request = self._client.build_request(
+            "POST", "/chat/completions", json=body, headers=self._headers(auth)
+        )
+        response = await self._send(request, stream=False)
+        return _json_object(response, self.base_url)
+
+    async def stream(self, body: dict[str, Any], auth: str | None) -> ChunkStream:
+        request = self._client.build_request(
+            "POST", "/chat/completions", json=body, headers=self._headers(auth)
+        )
+        return _SSEStream(await self._send(request, stream=True), self.base_url)
+
+    async def models(self, auth: str | None) -> dict[str, Any]:
+        request = self._client.build_request("GET", "/models", headers=self._headers(auth))
+        return _json_object(await self._send(request, stream=False), self.base_url)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def _headers(self, auth: str | None) -> dict[str, str]:
+        if auth:
+            return {"Authorization": auth}
+        return {"Authorization": f"Bearer {self._key}"} if self._key else {}
+
+    async def _send(self, request: httpx.Request, *, stream: bool) -> httpx.Response:
+        try:
+            response = await self._client.send(request, stream=stream)
+        except httpx.HTTPError as exc:
+            raise UpstreamError(
+                502, f"upstream {self.base_url} unreachable: {type(exc).__name__}: {exc}"
+            ) from exc
+        if response.status_code >= 400:
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            raise UpstreamError(response.status_code, _error_text(response, self.base_url))
+        return response
+
+
+class _SSEStream:
+    def __init__(self, response: httpx.Response, where: str) -> None:
+        self._response = response
+        self._where = where
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        try:
+            async for line in self._response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    return
+                chunk = _decode_chunk(data, self._where)
+                if "error" in chunk:
+                    raise UpstreamError(502, f"upstream {self._where}: {_message(chunk)}")
+                yield chunk
+        except httpx.HTTPError as exc:
+            raise UpstreamError(
+                502, f"upstream {self._where} failed mid-stream: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+def _decode_chunk(data: str, where: str) -> dict[str, Any]:
+    try:
+        chunk = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise UpstreamError(502, f"upstream {where} streamed invalid JSON: {data[:200]!r}") from exc
+    if not isinstance(chunk, dict):
+        raise UpstreamError(502, f"upstream {where} streamed a non-object: {data[:200]!r}")
+    return chunk
+
+
+def _json_object(response: httpx.Response, where: str) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        text = response.text[:200]
+        raise UpstreamError(502, f"upstream {where} answered no JSON object: {text!r}")
+    return data
+
+
+def _error_text(response: httpx.Response, where: str) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    detail = _message(data) if isinstance(data, dict) else response.text[:500].strip()
+    return f"upstream {where} answered {response.status_code}: {detail or response.reason_phrase}"
+
+
+def _message(data: dict[str, Any]) -> str:
+    error = data.get("error", data)
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    return str(error)
