@@ -58,7 +58,8 @@ def sufficiency(
     no_fold_cache: Annotated[bool, typer.Option("--no-fold-cache")] = False,
 ) -> None:
     """Does a folded context still hold what the next action needs? A context-dependent oracle
-    on tau2 tasks, per strategy x budget x mode: reward, redundant calls, tokens, cost."""
+    on tau2 tasks, per strategy x budget x mode: reward, redundant calls, lost values (from the
+    user, from tools) and re-fetched ones, tokens, cost."""
     from contextfold.bench.sufficiency.runner import FolderChoice, Setting, aggregate
     from contextfold.strategies.folding import default_cache_path
 
@@ -154,7 +155,8 @@ def _table(
 
 def _wide_table(rows: list[dict[str, object]], results: list[RunResult], *, title: str) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD, collapse_padding=True)
-    heads = ["strategy", "budget", "mode", "tasks", "reward", "redundant", "steps"]
+    heads = ["strategy", "budget", "mode", "tasks", "reward", "redundant"]
+    heads += ["lost user", "lost tool", "refetched", "steps"]
     heads += ["prompt tok", "peak ctx", "forced", "cost $", "fold $", "total $", "rejected"]
     heads += ["over budget", "skipped"]
     for head in heads:
@@ -173,6 +175,9 @@ def _wide_table(rows: list[dict[str, object]], results: list[RunResult], *, titl
             str(row["tasks"]),
             f"{row['reward_mean']:.3f}",
             f"{row['redundant_calls']:.2f}",
+            f"{row['lost_user_values']:.2f}",
+            f"{row['lost_tool_values']:.2f}",
+            f"{row['refetched_values']:.2f}",
             f"{row['steps']:.1f}",
             f"{row['prompt_tokens']:,.0f}",
             f"{row['peak_context_tokens']:,.0f}",
