@@ -192,6 +192,7 @@ def test_a_refused_fold_changes_nothing_and_waits_for_the_next_user_message() ->
     assert fold_render(s, history).messages == full.messages
     (record,) = history.folds
     assert not record.accepted and "invalid output after repair" in (record.reason or "")
+    assert record.output == {"raw": "{still bad"}  # what was refused is kept
     assert s.fold(history, None) == []  # tried once per user turn
     history.append(UserMessage("Hello?"))
     assert fold_render(s, history) and history.folds[-1].accepted

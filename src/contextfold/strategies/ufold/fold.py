@@ -66,6 +66,8 @@ class TurnFolder:
     def __init__(self, folder: Folder, *, max_output: int, output_chars: int) -> None:
         self.folder, self.max_output, self.output_chars = folder, max_output, output_chars
         self.calls: list[FoldCall] = []
+        self.raw = ""
+        """The last reply that could not be used (kept in a refused fold's record)."""
 
     def summarize(self, history: History, notes: Notes, start: int, end: int) -> str | None:
         """Fold steps ``start..end`` (inclusive) into ``notes``; why it failed, or None."""
@@ -75,6 +77,7 @@ class TurnFolder:
             answer = self.folder.ask(SUMMARIZE, prompt, SummaryAnswer, max_tokens=self.max_output)
             self.calls += answer.calls
             if answer.value is None:
+                self.raw = answer.raw
                 return answer.reason or "no summary"
             notes.summary = answer.value.summary.strip()
             notes.todo = [item.model_dump() for item in answer.value.todo]
@@ -91,6 +94,7 @@ class TurnFolder:
             answer = self.folder.ask(EXTRACT, prompt, ExtractAnswer, max_tokens=self.max_output)
             self.calls += answer.calls
             if answer.value is None:
+                self.raw = answer.raw
                 return answer.reason or "no extraction"
             for block in answer.value.blocks:
                 checked = check_block(block, lines)
@@ -106,7 +110,10 @@ class TurnFolder:
         prompt = f"Notes:\n{notes_text(notes)}\n\nSince then:\n{chunks[-1] if chunks else ''}"
         answer = self.folder.ask(INTENT, prompt, IntentAnswer, max_tokens=self.max_output)
         self.calls += answer.calls
-        return answer.reason or "no answer" if answer.value is None else answer.value.changed
+        if answer.value is None:
+            self.raw = answer.raw
+            return answer.reason or "no answer"
+        return answer.value.changed
 
     def _chunks(self, instruction: str, blocks: Sequence[str], reserved: str) -> list[str]:
         room = self.folder.room(instruction, max_tokens=self.max_output, reserved=reserved)

@@ -124,7 +124,7 @@ class UfoldStrategy:
         if self.config.trigger == "change" and latest is not None:
             changed = asker.intent_changed(history, notes, start, user)
             accepted = not isinstance(changed, str)
-            output = {"changed": changed} if accepted else {"raw": ""}
+            output = {"changed": changed} if accepted else {"raw": asker.raw}
             intent = FoldRecord(
                 self.name,
                 "intent",
@@ -161,7 +161,7 @@ class UfoldStrategy:
             user,
             len(history),
             accepted,
-            output if accepted else {"raw": ""},
+            output if accepted else {"raw": asker.raw},
             reason,
             tuple(asker.calls),
         )
