@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 __all__ = ["sufficiency"]
 
+FOLDED_WIDE = WIDE_FOLDED + 10
+"""Width from which the table shows every measure when strategies folded (and the width of
+logs): the replay table's, plus the lost-value columns."""
+
 console = Console()
 err_console = Console(stderr=True)
 
@@ -82,7 +86,7 @@ def sufficiency(
         raise typer.Exit(2) from exc
     rows = aggregate(results)
     count = len({r.task_id for r in results})
-    wide = console if console.is_terminal else Console(width=WIDE_FOLDED)  # logs: all of it
+    wide = console if console.is_terminal else Console(width=FOLDED_WIDE)  # logs: all of it
     title = f"sufficiency: {domain}, {count} tasks"
     wide.print(_table(rows, results, title=title, width=wide.width))
     console.print(f"wall time {wall:.1f} s")
@@ -136,11 +140,11 @@ def _table(
 ) -> Table:
     wide = _wide_table(rows, results, title=title)
     folded = any(float(str(row.get("fold_calls", 0))) for row in rows)
-    if width >= (WIDE_FOLDED if folded else WIDE):
+    if width >= (FOLDED_WIDE if folded else WIDE):
         return wide
     keep = [i for i, column in enumerate(wide.columns) if column.header in NARROW]
     table = Table(title=title, box=box.SIMPLE_HEAD, collapse_padding=True)
-    table.caption = f"a terminal of {WIDE_FOLDED if folded else WIDE}+ columns shows every measure"
+    table.caption = f"a terminal of {FOLDED_WIDE if folded else WIDE}+ columns shows every measure"
     for i in keep:
         header = str(wide.columns[i].header)
         if header == "strategy":
@@ -156,7 +160,7 @@ def _table(
 def _wide_table(rows: list[dict[str, object]], results: list[RunResult], *, title: str) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD, collapse_padding=True)
     heads = ["strategy", "budget", "mode", "tasks", "reward", "redundant"]
-    heads += ["lost user", "lost tool", "refetched", "steps"]
+    heads += ["lost\nuser", "lost\ntool", "re-\nfetch", "steps"]
     heads += ["prompt tok", "peak ctx", "forced", "cost $", "fold $", "total $", "rejected"]
     heads += ["over budget", "skipped"]
     for head in heads:
