@@ -182,6 +182,9 @@ def test_the_sufficiency_table_fits_80_columns() -> None:
         "tasks": 50,
         "reward_mean": 0.873,
         "redundant_calls": 12.25,
+        "lost_user_values": 0.25,
+        "lost_tool_values": 10.5,
+        "refetched_values": 11.75,
         "steps": 31.5,
         "prompt_tokens": 12_345_678,
         "peak_context_tokens": 65_432,
@@ -198,8 +201,9 @@ def test_the_sufficiency_table_fits_80_columns() -> None:
     narrow = _render(sufficiency_table([row, row], [], title="sufficiency", width=80), 80)
     _fits(narrow, 80)
     assert "reward" in narrow and "12,345,678" in narrow and "123.5279" in narrow
-    wide = _render(sufficiency_table([row], [], title="sufficiency", width=190), 190)
+    wide = _render(sufficiency_table([row], [], title="sufficiency", width=200), 200)
     assert "over budget" in wide and "peak ctx" in wide and "…" not in wide
+    assert "lost" in wide and "fetch" in wide and "10.50" in wide
 
 
 def test_the_demo_opens_with_what_contextfold_is_for() -> None:

@@ -72,3 +72,23 @@ def test_one_real_fold_with_the_embedded_model(spec: str, folders: FolderSource)
         assert record.reason  # a refusal is counted with its reason, and changes nothing
         full = render_checked(build_strategy("full"), history, None)
         assert render_checked(strategy, history, None).messages == full.messages
+
+
+def test_one_real_ufold_turn_with_the_embedded_model(folders: FolderSource) -> None:
+    """Summary and extraction by SmolLM2-135M: the grammar makes each reply parse; the
+    runtime's checks decide what of its extraction is kept."""
+    history = _session()
+    strategy = build_strategy("ufold max_output=96", folders=folders)
+    assert isinstance(strategy, Folding)
+    (record,) = strategy.fold(history, None)
+    assert record.kind == "turn" and record.end == len(history) - 1
+    assert record.calls and all(c.prompt_tokens > 0 for c in record.calls)
+    view = render_checked(strategy, history, None)
+    if record.accepted:
+        assert record.output["summary"].strip()
+        assert record.output["dropped_blocks"] >= 0 and record.output["dropped_facts"] >= 0
+        assert {e.steps[0] for e in view.elisions} == set(range(record.end))
+    else:
+        assert record.reason
+        full = render_checked(build_strategy("full"), history, None)
+        assert view.messages == full.messages

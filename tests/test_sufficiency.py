@@ -112,6 +112,12 @@ def test_refold_keeps_the_reward_by_restoring_what_it_folded() -> None:
     assert full.redundant_calls == 0
     # by default, folding this short session would not pay: nothing to restore
     assert tasks.run(Setting("refold")).redundant_calls == 0
+    # where the losses came from: refold stubs tool outputs and keeps every user message
+    assert (full.lost_user_values, full.lost_tool_values, full.refetched_values) == (0, 0, 0)
+    assert refold.lost_user_values == 0 and refold.lost_tool_values > 0
+    assert refold.refetched_values >= refold.redundant_calls
+    ufold = tasks.run(Setting("ufold folder=none", None, True))
+    assert ufold.reward == 1.0 and ufold.lost_user_values == ufold.lost_tool_values == 0
 
 
 def test_noisy_padding_grows_outputs_and_never_leaks_the_tasks_values() -> None:
@@ -214,6 +220,8 @@ def test_a_stub_is_restored_by_the_tool_it_names() -> None:
         ("restore", {"step": 1})
     ]
     assert oracle.recovery.stats.restores == oracle.recovery.stats.redundant_calls == 1
+    assert oracle.stats.lost_tool_values == 1 and oracle.stats.lost_user_values == 0
+    assert oracle.recovery.stats.refetched_values == 1
 
 
 def test_the_output_memo_answers_as_a_fresh_environment_would() -> None:

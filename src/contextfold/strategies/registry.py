@@ -4,7 +4,9 @@ Every strategy class has a ``Config`` attribute, a pydantic model (a :class:`Str
 with a ``type`` literal and ``extra="forbid"``; the class is built as ``cls(config)``. A
 strategy that folds with a model has a :class:`~contextfold.strategies.folding.FolderConfig`
 (its ``folder`` option) and is built as ``cls(config, folder=...)``, the folder resolved by the
-:class:`~contextfold.strategies.folding.FolderSource` given to :func:`build_strategy`.
+:class:`~contextfold.strategies.folding.FolderSource` given to :func:`build_strategy`. One whose
+config is an :class:`~contextfold.strategies.folding.OptionalFolderConfig` also has a model-free
+mode: ``folder=none`` (or ``--folder none``) builds it as ``cls(config, folder=None)``.
 
 Specs accepted by :func:`build_strategy`:
 
@@ -28,7 +30,12 @@ from pydantic import BaseModel, ValidationError
 
 from contextfold.core.errors import ConfigError
 from contextfold.core.protocols import Strategy
-from contextfold.strategies.folding import FolderConfig, FolderSource
+from contextfold.strategies.folding import (
+    NO_FOLDER,
+    FolderConfig,
+    FolderSource,
+    OptionalFolderConfig,
+)
 
 __all__ = ["STRATEGIES", "build_strategy", "needs_folder", "spec_dict", "strategy_class"]
 
@@ -46,6 +53,7 @@ STRATEGIES: dict[str, str] = {
     "iterresearch": "contextfold.strategies.iterresearch:IterResearchStrategy",
     "refold": "contextfold.strategies.refold:RefoldStrategy",
     "supersede": "contextfold.strategies.supersede:SupersedeStrategy",
+    "ufold": "contextfold.strategies.ufold:UfoldStrategy",
 }
 """Short names and the classes they stand for; any dotted path works too."""
 
@@ -74,17 +82,33 @@ def build_strategy(
         raise ConfigError(f"invalid options for strategy {kind!r}:\n{exc}") from exc
     if isinstance(config, FolderConfig):
         source = folders if folders is not None else FolderSource()
+        if (config.folder or source.default) == NO_FOLDER:
+            _check_model_free(config, str(short))
+            return cast(Strategy, cls(config, folder=None))
         folder = source.folder(config.folder, strategy=str(short))
         return cast(Strategy, cls(config, folder=folder))
     return cast(Strategy, cls(config))
 
 
+def _check_model_free(config: FolderConfig, name: str) -> None:
+    """``folder=none``: only a strategy with a model-free mode accepts it."""
+    if not isinstance(config, OptionalFolderConfig):
+        raise ConfigError(
+            f"strategy {name!r} folds with a model and has no model-free mode, so folder=none "
+            "does not apply; give it a folder (local, openai:NAME, scripted, agent)"
+        )
+
+
 def needs_folder(spec: str | Mapping[str, Any]) -> bool:
     """Whether the strategy a spec names folds with a model (without building it)."""
-    kind = spec_dict(spec).get("type")
+    options = spec_dict(spec)
+    kind = options.get("type")
     if not isinstance(kind, str) or not kind:
         return False
-    return issubclass(strategy_class(kind).Config, FolderConfig)
+    config = strategy_class(kind).Config
+    if issubclass(config, OptionalFolderConfig) and options.get("folder") == NO_FOLDER:
+        return False
+    return issubclass(config, FolderConfig)
 
 
 def strategy_class(name: str) -> Any:

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 __all__ = ["sufficiency"]
 
+FOLDED_WIDE = WIDE_FOLDED + 10
+"""Width from which the table shows every measure when strategies folded (and the width of
+logs): the replay table's, plus the lost-value columns."""
+
 console = Console()
 err_console = Console(stderr=True)
 
@@ -59,7 +63,8 @@ def sufficiency(
     threads: Annotated[int, typer.Option(min=1, help="CPU threads of an embedded folder.")] = 2,
 ) -> None:
     """Does a folded context still hold what the next action needs? A context-dependent oracle
-    on tau2 tasks, per strategy x budget x mode: reward, redundant calls, tokens, cost."""
+    on tau2 tasks, per strategy x budget x mode: reward, redundant calls, lost values (from the
+    user, from tools) and re-fetched ones, tokens, cost."""
     from contextfold.bench.sufficiency.runner import FolderChoice, Setting, aggregate
     from contextfold.strategies.folding import default_cache_path
 
@@ -82,7 +87,7 @@ def sufficiency(
         raise typer.Exit(2) from exc
     rows = aggregate(results)
     count = len({r.task_id for r in results})
-    wide = console if console.is_terminal else Console(width=WIDE_FOLDED)  # logs: all of it
+    wide = console if console.is_terminal else Console(width=FOLDED_WIDE)  # logs: all of it
     title = f"sufficiency: {domain}, {count} tasks"
     wide.print(_table(rows, results, title=title, width=wide.width))
     console.print(f"wall time {wall:.1f} s")
@@ -136,11 +141,11 @@ def _table(
 ) -> Table:
     wide = _wide_table(rows, results, title=title)
     folded = any(float(str(row.get("fold_calls", 0))) for row in rows)
-    if width >= (WIDE_FOLDED if folded else WIDE):
+    if width >= (FOLDED_WIDE if folded else WIDE):
         return wide
     keep = [i for i, column in enumerate(wide.columns) if column.header in NARROW]
     table = Table(title=title, box=box.SIMPLE_HEAD, collapse_padding=True)
-    table.caption = f"a terminal of {WIDE_FOLDED if folded else WIDE}+ columns shows every measure"
+    table.caption = f"a terminal of {FOLDED_WIDE if folded else WIDE}+ columns shows every measure"
     for i in keep:
         header = str(wide.columns[i].header)
         if header == "strategy":
@@ -155,7 +160,8 @@ def _table(
 
 def _wide_table(rows: list[dict[str, object]], results: list[RunResult], *, title: str) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD, collapse_padding=True)
-    heads = ["strategy", "budget", "mode", "tasks", "reward", "redundant", "steps"]
+    heads = ["strategy", "budget", "mode", "tasks", "reward", "redundant"]
+    heads += ["lost\nuser", "lost\ntool", "re-\nfetch", "steps"]
     heads += ["prompt tok", "peak ctx", "forced", "cost $", "fold $", "total $", "rejected"]
     heads += ["over budget", "skipped"]
     for head in heads:
@@ -174,6 +180,9 @@ def _wide_table(rows: list[dict[str, object]], results: list[RunResult], *, titl
             str(row["tasks"]),
             f"{row['reward_mean']:.3f}",
             f"{row['redundant_calls']:.2f}",
+            f"{row['lost_user_values']:.2f}",
+            f"{row['lost_tool_values']:.2f}",
+            f"{row['refetched_values']:.2f}",
             f"{row['steps']:.1f}",
             f"{row['prompt_tokens']:,.0f}",
             f"{row['peak_context_tokens']:,.0f}",

@@ -10,6 +10,11 @@ shows the loss. It reads the ``messages`` it is given and never the history; bes
 it knows only the plan (which of its own calls returned which plan output, so a stub standing
 for one can be told apart). Its usage reports no prompt tokens, so the meter counts the view.
 
+A value the next action needs that is missing from the view although the session already
+had it (the user said it in a message the oracle was shown, or a call the oracle made returned
+it) is **lost**, counted once per action by where it came from: ``lost_user_values`` when it is
+one of the user's facts, ``lost_tool_values`` otherwise.
+
 User-side actions (telecom: the user's phone) go out as instructions, one line each
 (``- toggle_data {}``), for :class:`~.user.ScriptedUser` to carry out. After the last action the
 oracle tells the user what ``communicate_info`` requires (checked items only when the view holds
@@ -26,8 +31,14 @@ from typing import Any
 from contextfold.bench.sufficiency.dialog import INSTRUCT
 from contextfold.bench.sufficiency.plan import Action, Plan
 from contextfold.bench.sufficiency.recovery import Recovery, RecoveryStats, call_key
-from contextfold.bench.sufficiency.verbatim import available, evidence
-from contextfold.core.messages import AssistantMessage, Message, ToolCall, message_text
+from contextfold.bench.sufficiency.verbatim import Leaf, available, evidence, found
+from contextfold.core.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    UserMessage,
+    message_text,
+)
 from contextfold.core.protocols import Completion, Usage
 from contextfold.core.tokens import ApproxCounter
 
@@ -44,6 +55,10 @@ class OracleStats:
     """Names of the actions it could not take (a value was missing and not recoverable)."""
     untold: list[str] = field(default_factory=list)
     """``communicate_info`` items it could not say (not in the view)."""
+    lost_user_values: int = 0
+    """Needed values from the user's facts, said before, missing from the view."""
+    lost_tool_values: int = 0
+    """Needed values from tool outputs, returned before, missing from the view."""
 
 
 class Oracle:
@@ -59,6 +74,9 @@ class Oracle:
         self.finished = False
         self._ids = 0
         self._counter = ApproxCounter()
+        self._said: dict[str, None] = {}
+        """Texts of the user messages the oracle was shown (in order, once each)."""
+        self._lost: set[tuple[int, Leaf]] = set()
 
     @property
     def recovery_stats(self) -> RecoveryStats:
@@ -76,6 +94,7 @@ class Oracle:
         """The next message, computed from ``messages`` (the view) and the plan only (the
         oracle is an agent, not a folder: ``response_schema`` plays no part)."""
         names = frozenset(t["function"]["name"] for t in tools)
+        self._said.update((m.content, None) for m in messages if isinstance(m, UserMessage))
         message = self._next(messages, names)
         tokens = self._counter.count(message_text(message))
         return Completion(message, Usage(completion_tokens=tokens))
@@ -89,6 +108,7 @@ class Oracle:
                 return self._instruct()
             if all(available(v, texts) for v in action.needs):
                 return self._act(action)
+            self._count_lost(action.needs, texts)
             done = actions[: self.position]
             recovery = self.recovery.round(action.needs, view, names, done)
             if recovery is not None:
@@ -96,6 +116,21 @@ class Oracle:
             self.stats.skipped.append(action.name)
             self._advance()
         return self._close(view, texts, names)
+
+    def _count_lost(self, needs: Sequence[Leaf], texts: list[str]) -> None:
+        """Count the needed values missing from the view that the session already had."""
+        for value in needs:
+            key = (self.position, value)
+            if key in self._lost or available(value, texts):
+                continue
+            from_user = any(found(value, f.text) for f in self.plan.facts)
+            had = self._said if from_user else self.recovery.outputs.values()
+            if any(found(value, text) for text in had):
+                self._lost.add(key)
+                if from_user:
+                    self.stats.lost_user_values += 1
+                else:
+                    self.stats.lost_tool_values += 1
 
     def _advance(self) -> None:
         self.position += 1
@@ -131,6 +166,7 @@ class Oracle:
             return AssistantMessage(GOODBYE)
         needs = self.plan.communicate_needs
         if not all(available(v, texts) for v in needs):
+            self._count_lost(needs, texts)
             recovery = self.recovery.round(needs, view, names, self.plan.actions)
             if recovery is not None:
                 return recovery

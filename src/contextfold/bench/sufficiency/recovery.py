@@ -18,7 +18,8 @@ recovered for this action is missing again (a sliding window pushed it out), the
 hold them all. After ``max_rounds`` rounds, or with nothing left to try, recovery gives up.
 
 Every recovery that repeats earlier work counts as a redundant call: each restore or recall,
-each read made before with the same arguments, each fact asked before.
+each read made before with the same arguments, each fact asked before; the values such a call
+goes after are **re-fetched** (``refetched_values``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ class RecoveryStats:
     rereads: int = 0
     reasks: int = 0
     first_asks: int = 0
+    refetched_values: int = 0
+    """Values recovered by a redundant call (restore, recall, a repeated read or ask)."""
 
 
 @dataclass(slots=True)
@@ -215,12 +218,17 @@ class Recovery:
             self._last.append((call.id, c.key, c.values))
             if c.kind == "read":
                 self.stats.rereads += 1
-                self.stats.redundant_calls += c.key in self.made
+                self._redundant(c, c.key in self.made)
                 self.made.add(c.key)
             else:
                 self.stats.restores += 1
-                self.stats.redundant_calls += 1
+                self._redundant(c, True)
         return AssistantMessage(None, tool_calls=tuple(calls))
+
+    def _redundant(self, candidate: _Candidate, redundant: bool) -> None:
+        if redundant:
+            self.stats.redundant_calls += 1
+            self.stats.refetched_values += len(candidate.values)
 
     def _ask(self, chosen: list[_Candidate]) -> AssistantMessage:
         labels = []
@@ -230,7 +238,7 @@ class Recovery:
             self._last.append(("", c.key, c.values))
             if c.fact.text in self._asked:
                 self.stats.reasks += 1
-                self.stats.redundant_calls += 1
+                self._redundant(c, True)
             else:
                 self.stats.first_asks += 1
                 self._asked.add(c.fact.text)

@@ -61,6 +61,9 @@ ROW_KEYS = (
     "tasks",
     "reward_mean",
     "redundant_calls",
+    "lost_user_values",
+    "lost_tool_values",
+    "refetched_values",
     "steps",
     "prompt_tokens",
     "peak_context_tokens",
@@ -106,6 +109,12 @@ class RunResult:
     """How the session ended (``user_stop`` normally)."""
     folds: dict[str, float] = field(default_factory=dict)
     """The folder's figures (``fold_calls`` ... ``fold_ms_median``; all 0 without one)."""
+    lost_user_values: int = 0
+    """Needed values the user had said that the view no longer held (per action)."""
+    lost_tool_values: int = 0
+    """Needed values a tool had returned that the view no longer held (per action)."""
+    refetched_values: int = 0
+    """Values brought back by a redundant call (restore, recall, repeated read or ask)."""
 
 
 class TaskRunner:
@@ -171,6 +180,9 @@ class TaskRunner:
             error,
             stop,
             {k: float(v) for k, v in meter.fold_summary().items()},
+            oracle.stats.lost_user_values,
+            oracle.stats.lost_tool_values,
+            oracle.recovery_stats.refetched_values,
         )
 
     def reward(self, messages: Sequence[Message], session: SessionEnv, stop: str) -> float:
@@ -308,6 +320,9 @@ def aggregate(results: Sequence[RunResult]) -> list[dict[str, Any]]:
                 "tasks": n,
                 "reward_mean": sum(r.reward for r in runs) / n,
                 "redundant_calls": sum(r.redundant_calls for r in runs) / n,
+                "lost_user_values": sum(r.lost_user_values for r in runs) / n,
+                "lost_tool_values": sum(r.lost_tool_values for r in runs) / n,
+                "refetched_values": sum(r.refetched_values for r in runs) / n,
                 "steps": sum(r.steps for r in runs) / n,
                 "prompt_tokens": sum(r.prompt_tokens for r in runs) / n,
                 "peak_context_tokens": sum(r.peak_context_tokens for r in runs) / n,

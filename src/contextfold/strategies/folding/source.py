@@ -26,7 +26,10 @@ from contextfold.strategies.base import StrategyConfig
 from contextfold.strategies.folding.cache import FoldCache
 from contextfold.strategies.folding.folder import Folder
 
-__all__ = ["FolderConfig", "FolderSource"]
+__all__ = ["NO_FOLDER", "FolderConfig", "FolderSource", "OptionalFolderConfig"]
+
+NO_FOLDER = "none"
+"""The folder spec of a strategy's model-free mode (only an :class:`OptionalFolderConfig`)."""
 
 _HOW = (
     "give it one: folder=local (the embedded model), folder=openai:NAME (with --base-url), "
@@ -39,8 +42,16 @@ class FolderConfig(StrategyConfig):
     """Base config of every strategy that folds with a model."""
 
     folder: str | None = Field(
-        None, description="Folder model: local, openai:NAME, scripted or agent (default: --folder)."
+        None,
+        description="Folder model: local, openai:NAME, scripted or agent (default: --folder); "
+        "none: no model, for strategies that have a model-free mode.",
     )
+
+
+class OptionalFolderConfig(FolderConfig):
+    """Config of a strategy that also works without a model: with ``folder=none`` (or
+    ``--folder none``) the registry builds it as ``cls(config, folder=None)``, and it folds
+    with its model-free rules (no folder calls)."""
 
 
 @dataclass(slots=True)

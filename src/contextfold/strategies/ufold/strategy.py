@@ -1,0 +1,218 @@
+"""The ``ufold`` strategy: U-Fold's intent-aware folding, rebuilt at every new user message.
+
+At each new user message (``trigger=turn``; with ``trigger=change`` only when the folder
+judges that what the user wants changed) the steps before it are folded once: the folder
+updates the conversation summary and to-do list (from the previous one and the conversation
+since), then selects observation lines of the whole tool log by range; the runtime checks
+every block (:func:`~.log.check_block`). User messages holding a value the summary left out
+stay verbatim. The fold is one :class:`~contextfold.core.folds.FoldRecord` (its calls, the
+checked output, or why it was refused); the view is derived from the latest accepted one, so
+it is byte-identical for every call of one user turn (the prefix stays cached) and a
+reopened session renders it without the model. A refused fold changes nothing: the previous
+fold stays and everything since it stays verbatim; the next user message tries again.
+
+``folder=none`` is the model-free variant: the dialogue verbatim is its summary and lines are
+chosen by :mod:`.select` (exact matches of identifiers, names, dates and numbers, plus BM25);
+its records hold the selection and no folder call. See :class:`UfoldConfig` for the options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field
+
+from contextfold.core.errors import ConfigError
+from contextfold.core.folds import FoldRecord
+from contextfold.core.history import History, Step
+from contextfold.core.view import View
+from contextfold.strategies.folding.folder import Folder
+from contextfold.strategies.folding.source import OptionalFolderConfig
+from contextfold.strategies.restore import RESTORE_TOOL, call_restore
+from contextfold.strategies.ufold.fold import NoRoom, Notes, TurnFolder, notes_from, notes_text
+from contextfold.strategies.ufold.select import dialogue_steps, salient, select_lines
+from contextfold.strategies.ufold.view import ViewOptions, render_view
+
+__all__ = ["UfoldConfig", "UfoldStrategy"]
+
+
+class UfoldConfig(OptionalFolderConfig):
+    type: Literal["ufold"] = "ufold"
+    summarize: bool = Field(True, description="Summary and to-do list (false: raw dialogue).")
+    extract: bool = Field(True, description="Extract observation lines (false: outputs in full).")
+    trigger: Literal["turn", "change"] = Field(
+        "turn", description="Fold at every user message, or when the folder sees intent change."
+    )
+    budget: int = Field(32000, ge=1, description="Budget in tokens when none is given.")
+    max_output: int = Field(768, ge=16, description="Tokens the folder may write per call.")
+    output_chars: int = Field(400, ge=0, description="Tool output characters the summarizer reads.")
+    extract_share: float = Field(
+        0.4, gt=0.0, le=1.0, description="folder=none: budget share the selected lines may take."
+    )
+    ranked: int = Field(3, ge=0, description="folder=none: lines added by BM25 rank.")
+
+
+class UfoldStrategy:
+    """Selected context (summary, to-do, verbatim tool lines) + the current user turn."""
+
+    Config = UfoldConfig
+
+    def __init__(self, config: UfoldConfig, *, folder: Folder | None) -> None:
+        if folder is None and config.trigger == "change":
+            raise ConfigError("ufold trigger=change needs a folder to judge the user's intent")
+        if folder is not None and not (config.summarize or config.extract):
+            raise ConfigError("ufold summarize=false extract=false folds nothing; use full")
+        self.config, self.folder, self.name = config, folder, "ufold"
+        if folder is None:  # the dialogue verbatim is the model-free summary
+            conversation: Literal["notes", "dialogue", "none"] = (
+                "dialogue" if config.summarize else "none"
+            )
+        else:
+            conversation = "notes" if config.summarize else "dialogue"
+        self.options = ViewOptions(conversation, config.extract)
+
+    # -- state, derived from the fold log -------------------------------------------------
+    def latest(self, history: History) -> FoldRecord | None:
+        """The latest accepted turn fold of this strategy."""
+        for record in reversed(history.folds):
+            if record.strategy == self.name and record.kind == "turn" and record.accepted:
+                return record
+        return None
+
+    def due(self, history: History) -> int | None:
+        """The user message to fold at, when it has not been tried yet."""
+        user = history.latest_user_index
+        if not user:
+            return None
+        tried = any(r.strategy == self.name and r.end == user for r in history.folds)
+        return None if tried else user
+
+    def observe(self, step: Step, history: History) -> None:
+        """Nothing to do: a fold is due when a new user message is in the history."""
+
+    # -- folding ---------------------------------------------------------------------------
+    def fold(self, history: History, budget: int | None) -> list[FoldRecord]:
+        user = self.due(history)
+        if user is None:
+            return []
+        latest = self.latest(history)
+        if self.folder is None:
+            records = [self._model_free(history, user, budget or self.config.budget)]
+        else:
+            records = self._with_folder(self.folder, history, user, latest)
+        for record in records:
+            history.record_fold(record)
+        return records
+
+    def _model_free(self, history: History, user: int, budget: int) -> FoldRecord:
+        room = int(self.config.extract_share * budget)
+        ranked = self.config.ranked
+        pieces = (
+            select_lines(history, user, room=room, ranked=ranked) if self.config.extract else []
+        )
+        output: dict[str, Any] = {"pieces": [p.to_json() for p in pieces]}
+        output |= {"model_free": True, "read_to": user + 1}
+        return FoldRecord(self.name, "turn", 0, user, len(history), True, output)
+
+    def _with_folder(
+        self, folder: Folder, history: History, user: int, latest: FoldRecord | None
+    ) -> list[FoldRecord]:
+        asker = self._asker(folder)
+        start = int(latest.output.get("read_to", latest.end)) if latest else 0
+        notes = notes_from(latest.output) if latest else Notes()
+        if self.config.trigger == "change" and latest is not None:
+            changed = asker.intent_changed(history, notes, start, user)
+            accepted = not isinstance(changed, str)
+            output = {"changed": changed} if accepted else {"raw": asker.raw}
+            intent = FoldRecord(
+                self.name,
+                "intent",
+                start,
+                user,
+                len(history),
+                accepted,
+                output,
+                None if accepted else str(changed),
+                tuple(asker.calls),
+            )
+            if changed is False:
+                return [intent]
+            asker = self._asker(folder)
+            return [intent, self._turn(asker, history, user, notes, start)]
+        return [self._turn(asker, history, user, notes, start)]
+
+    def _asker(self, folder: Folder) -> TurnFolder:
+        config = self.config
+        return TurnFolder(folder, max_output=config.max_output, output_chars=config.output_chars)
+
+    def _turn(
+        self, asker: TurnFolder, history: History, user: int, notes: Notes, start: int
+    ) -> FoldRecord:
+        try:
+            output, reason = self._ask(asker, history, user, notes, start)
+        except NoRoom as exc:
+            output, reason = {}, str(exc)
+        accepted = reason is None
+        return FoldRecord(
+            self.name,
+            "turn",
+            0,
+            user,
+            len(history),
+            accepted,
+            output if accepted else {"raw": asker.raw},
+            reason,
+            tuple(asker.calls),
+        )
+
+    def _ask(
+        self, asker: TurnFolder, history: History, user: int, notes: Notes, start: int
+    ) -> tuple[dict[str, Any], str | None]:
+        output: dict[str, Any] = {"read_to": user + 1, "model_free": False}
+        if self.config.summarize:
+            reason = asker.summarize(history, notes, start, user)
+            if reason is not None:
+                return output, reason
+            output |= {"summary": notes.summary, "todo": notes.todo}
+            output["kept_users"] = _missed_users(history, user, notes_text(notes))
+        if self.config.extract:
+            conversation = notes_text(notes) if self.config.summarize else _dialogue(history, user)
+            found = asker.extract(history, conversation, user)
+            if isinstance(found, str):
+                return output, found
+            output["pieces"] = [p.to_json() for p in found.pieces]
+            output |= {"dropped_blocks": found.dropped_blocks}
+            output |= {"dropped_facts": found.dropped_facts}
+        return output, None
+
+    # -- tools -----------------------------------------------------------------------------
+    def tools(self) -> list[dict[str, Any]]:
+        return [RESTORE_TOOL]
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any], history: History) -> str:
+        return call_restore(self.name, name, arguments, history)
+
+    # -- rendering (pure) ------------------------------------------------------------------
+    def render(self, history: History, budget: int | None) -> View:
+        latest = self.latest(history)
+        output = latest.output if latest else None
+        return render_view(history, output, latest.end if latest else 0, self.options, self.name)
+
+
+def _missed_users(history: History, user: int, notes: str) -> list[int]:
+    """User messages before ``user`` with a salient value the notes do not hold."""
+    lowered = notes.lower()
+    return [
+        s.index
+        for s in history.steps[:user]
+        if s.kind == "user" and any(t not in lowered for t in salient(s.message.content or ""))
+    ]
+
+
+def _dialogue(history: History, user: int) -> str:
+    lines = []
+    for i in dialogue_steps(history, user + 1):
+        who = "user" if history[i].kind == "user" else "agent"
+        lines.append(f"[step {i}] {who}: {history[i].message.content}")
+    return "\n".join(lines)
