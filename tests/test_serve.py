@@ -41,7 +41,7 @@ def test_non_streamed_round_trips_keep_one_session_and_send_the_view(tmp_path: P
         assert reply.usage is not None and reply.usage.prompt_tokens_details is not None
         assert reply.usage.prompt_tokens_details.cached_tokens > 0  # the view's prefix is stable
         sent = up.requests[-1][1]["messages"]
-        assert sent[0]["content"].startswith("You are terse.") and "restore" in sent[0]["content"]
+        assert sent[0] == SYSTEM  # refold adds nothing before its first fold: the view is the chat
         assert [t["function"]["name"] for t in up.requests[-1][1]["tools"]] == ["restore"]
     sessions = stored(db)
     assert list(sessions.values()) == [canonical(messages[:-2])]  # all the client sent
