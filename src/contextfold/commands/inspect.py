@@ -78,6 +78,7 @@ def _catalog(
         raise ContextFoldError(f"inspect needs {exc.name}: {INSTALL_HINT}") from exc
     from contextfold.core.meter import PRICE_TABLES, get_profile
     from contextfold.strategies.folding import FoldCache, FolderSource
+    from contextfold.strategies.registry import build_strategy
 
     profile = get_profile(profile_name)
     if prices not in PRICE_TABLES:
@@ -86,6 +87,8 @@ def _catalog(
     setup = Setup(PRICE_TABLES[prices], profile, budget, folders)
     has_store = [p for p in paths if p.suffix in (".db", ".sqlite", ".sqlite3")]
     chosen = strategy_list(specs, stores_only=len(has_store) == len(paths))
+    for spec in chosen:  # a bad spec fails here, before any page is served
+        build_strategy(spec, folders=folders)
     return collect(paths, chosen, setup, tokenizer or profile.tokenizer)
 
 

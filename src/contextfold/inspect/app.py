@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from contextfold.core.errors import ContextFoldError
 from contextfold.inspect.sources import Catalog
 from contextfold.serve.runner import listening_socket
 
@@ -54,7 +55,11 @@ def create_app(catalog: Catalog) -> Starlette:
         n = int(request.path_params["n"])
         if not 0 <= n < len(catalog.entries):
             return JSONResponse({"error": f"no session {n}"}, status_code=404)
-        return Response(_dumps(catalog.entries[n].data()), media_type="application/json")
+        try:
+            data = catalog.entries[n].data()
+        except ContextFoldError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=500)
+        return Response(_dumps(data), media_type="application/json")
 
     routes = [Route(f"/{name}", static) for name in ASSETS if name != "index.html"]
     routes += [

@@ -72,7 +72,7 @@ function renderHistory(run, ci) {
   const shown = new Map();
   for (const it of items) for (const s of it[3]) shown.set(s, Math.max(shown.get(s) || 0, it[2]));
   const elided = new Map();
-  for (const e of call.e) for (const s of d.els[e][0]) elided.set(s, d.els[e]);
+  for (const e of call.e) for (const s of d.els[e][0]) elided.set(s, [...(elided.get(s) || []), d.els[e]]);
   const steps = d.steps.slice(0, call.step);
   const total = steps.reduce((a, s) => a + s.t.reduce((x, y) => x + y, 0), 0);
   const col = $("history");
@@ -82,7 +82,7 @@ function renderHistory(run, ci) {
     const cls = kind === 0 ? "shown" : kind !== undefined ? "folded" : "elided";
     const node = h("div", { class: `step ${cls}`, "data-step": s.i },
       h("div", { class: "head" }, h("b", {}, `step ${s.i}`), ` · ${s.k} · ${s.t.reduce((a, b) => a + b, 0)} tok`));
-    if (el) node.append(elisionBadge(el));
+    for (const e of el || []) node.append(elisionBadge(e), " ");
     s.m.forEach((m, j) => node.append(h("div", { class: "head" }, `${d.msgs[m].r} · ${s.t[j]} tok`), textBlock(d.msgs[m].c)));
     col.append(node);
   }
@@ -94,7 +94,11 @@ function renderView(run, ci, col, title) {
   const tokens = items.reduce((a, it) => a + it[1], 0);
   col.replaceChildren(h("h2", {}, `${title}: ${items.length} messages, ${tokens} tokens, ` +
     `${call.removed} elided, ${call.reused} reused`));
-  const els = h("div", { class: "elisions" });
+  const els = h(call.e.length > 6 ? "details" : "div", { class: "elisions" });
+  if (call.e.length > 6) {
+    const reasons = [...new Set(call.e.map(e => d.els[e][1]))].join(", ");
+    els.append(h("summary", {}, `${call.e.length} elisions · ${call.removed} tok · ${reasons}`));
+  }
   for (const e of call.e) els.append(elisionBadge(d.els[e]), " ");
   col.append(els);
   items.forEach((it, pos) => {
@@ -229,6 +233,11 @@ async function main() {
     const run = S.data && S.data.runs[S.run], ci = run ? callAt(run, S.step) : -1;
     if (ev.key === "ArrowRight" && ci >= 0 && ci + 1 < run.calls.length) select(ci + 1);
     if (ev.key === "ArrowLeft" && ci > 0) select(ci - 1);
+  });
+  window.addEventListener("hashchange", () => {  // a link or a typed address: open what it names
+    const next = parseHash();
+    $("session").value = String(next.s || 0);
+    openSession(Number(next.s || 0), next).catch(fail);
   });
   await openSession(Number(hash.s || 0), hash);
 }
