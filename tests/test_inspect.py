@@ -115,3 +115,17 @@ def test_a_bad_strategy_fails_before_anything_is_served(tmp_path: Path) -> None:
     path = str(swe_trajectory(tmp_path, 3))
     result = CliRunner().invoke(app, ["inspect", path, "-s", "nosuch", "--port", "0"])
     assert result.exit_code == 2 and "nosuch" in result.output
+
+
+def test_the_command_exports_a_store_as_sent_and_trajectories_replayed_with_full(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "s.db"
+    stored_session(db)
+    traj = swe_trajectory(tmp_path, 3)
+    for paths, names in (([db], ["sent (window keep=2)"]), ([traj], ["full"])):
+        out = tmp_path / f"site-{len(names)}-{names[0][:4]}"
+        result = CliRunner().invoke(app, ["inspect", *map(str, paths), "--export", str(out)])
+        assert result.exit_code == 0, result.output
+        data = json.loads((out / "data/session-0.json").read_text())
+        assert [r["name"] for r in data["runs"]] == names

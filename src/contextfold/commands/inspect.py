@@ -74,6 +74,7 @@ def _catalog(
 ) -> Catalog:
     try:
         from contextfold.inspect import Setup, collect
+        from contextfold.inspect.sources import is_store
     except ImportError as exc:
         raise ContextFoldError(f"inspect needs {exc.name}: {INSTALL_HINT}") from exc
     from contextfold.core.meter import PRICE_TABLES, get_profile
@@ -85,8 +86,7 @@ def _catalog(
         raise ContextFoldError(f"unknown price table {prices!r}; choose {', '.join(PRICE_TABLES)}")
     folders = FolderSource(default=folder, cache=FoldCache())
     setup = Setup(PRICE_TABLES[prices], profile, budget, folders)
-    has_store = [p for p in paths if p.suffix in (".db", ".sqlite", ".sqlite3")]
-    chosen = strategy_list(specs, stores_only=len(has_store) == len(paths))
+    chosen = strategy_list(specs, stores_only=all(is_store(p) for p in paths))
     for spec in chosen:  # a bad spec fails here, before any page is served
         build_strategy(spec, folders=folders)
     return collect(paths, chosen, setup, tokenizer or profile.tokenizer)

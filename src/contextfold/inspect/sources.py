@@ -22,7 +22,7 @@ from contextfold.importers import Trajectory, iter_trajectories
 from contextfold.inspect.encode import SessionEncoder
 from contextfold.inspect.runs import Setup, replayed_calls, stored_calls
 
-__all__ = ["Catalog", "Entry", "collect"]
+__all__ = ["Catalog", "Entry", "collect", "is_store"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -65,7 +65,7 @@ def collect(paths: Sequence[Path], specs: Sequence[str], setup: Setup, tokenizer
     for path in paths:
         if not path.exists():
             raise ContextFoldError(f"{path} does not exist")
-        if _is_sqlite(path):
+        if is_store(path):
             entries.extend(_store_entries(path, specs, setup))
             continue
         for item in iter_trajectories([path]):
@@ -81,7 +81,8 @@ def collect(paths: Sequence[Path], specs: Sequence[str], setup: Setup, tokenizer
     return Catalog(entries, skipped)
 
 
-def _is_sqlite(path: Path) -> bool:
+def is_store(path: Path) -> bool:
+    """A SQLite file (a store of ``run --store`` or ``serve --store``)."""
     if not path.is_file():
         return False
     with path.open("rb") as f:
