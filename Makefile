@@ -15,12 +15,9 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 LLAMA_KEY := $(shell printf '%s' '$(LLAMA_SPEC) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
 LLAMA_WHEELS ?= $(HOME)/.cache/contextfold/llama-wheels/$(LLAMA_KEY)
 
-.PHONY: setup demo test lint typecheck unit bench clean
+.PHONY: setup browser demo test lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml Makefile
-	# The inspector's browser tests drive Debian's Chromium (root, non-interactive).
-	test -x /usr/bin/chromium -a -x /usr/bin/chromedriver || \
-		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# llama-cpp-python compiles llama.cpp (about 15 minutes on 2 cores, once per set of flags).
@@ -36,6 +33,12 @@ $(STAMP): pyproject.toml Makefile
 
 setup: $(STAMP)
 
+# The inspector's browser tests drive Debian's Chromium (root, non-interactive); only the tests
+# need it, so `make demo` stays offline.
+browser:
+	test -x /usr/bin/chromium -a -x /usr/bin/chromedriver || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver)
+
 DEMO_TASK ?= 0
 DEMO_STEPS ?= 10
 
@@ -46,7 +49,7 @@ demo: setup
 	$(BIN)/contextfold run --env tau2:airline --task $(DEMO_TASK) --strategy refold \
 		--model local --max-steps $(DEMO_STEPS)
 
-test: setup lint typecheck unit
+test: setup browser lint typecheck unit
 
 lint: setup
 	$(BIN)/ruff check src tests
@@ -55,7 +58,7 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-unit: setup
+unit: setup browser
 	$(BIN)/pytest
 
 clean:
