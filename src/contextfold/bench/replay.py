@@ -221,10 +221,11 @@ def replay_one(
     """Replay one trajectory through one strategy into ``meter``; returns the final history.
     ``check`` sees each view with the index of the recorded step it was rendered for."""
     history = History(traj.system, counter=counter)
+    folding = strategy if isinstance(strategy, Folding) else None
     for step in steps:
         if step.kind == "assistant":
-            if isinstance(strategy, Folding):  # folding is timed apart from rendering
-                records = strategy.fold(history, budget)
+            if folding is not None:  # folding is timed apart from rendering
+                records = folding.fold(history, budget)
                 meter.record_folds(records)
                 if on_fold is not None:
                     for record in records:

@@ -142,12 +142,23 @@ def render_checked(strategy: Strategy, history: History, budget: int | None = No
 
 
 def offered_tools(strategy: Strategy) -> frozenset[str]:
-    """Names of the tools a strategy offers the agent (none unless it is a ToolProvider)."""
+    """Names of the tools a strategy offers the agent (none unless it is a ToolProvider);
+    looked up once per strategy instance (a strategy's tools do not change)."""
     from contextfold.core.protocols import ToolProvider
 
-    if not isinstance(strategy, ToolProvider):
-        return frozenset()
-    return frozenset(t["function"]["name"] for t in strategy.tools())
+    with contextlib.suppress(TypeError):  # not weak-referenceable: look them up each time
+        known = _TOOLS.get(strategy)
+        if known is not None:
+            return known
+    names: frozenset[str] = frozenset()
+    if isinstance(strategy, ToolProvider):
+        names = frozenset(t["function"]["name"] for t in strategy.tools())
+    with contextlib.suppress(TypeError):
+        _TOOLS[strategy] = names
+    return names
+
+
+_TOOLS: weakref.WeakKeyDictionary[object, frozenset[str]] = weakref.WeakKeyDictionary()
 
 
 def check_view(view: View, history: History, *, strategy: str, tools: Collection[str] = ()) -> None:

@@ -35,31 +35,44 @@ def note(history: History) -> Entry:
 
 
 class Tail:
-    """Renders steps in full, labelled ones cached per step."""
+    """Renders steps in full, each step's rendering (labelled or not) and its token sum cached
+    until :meth:`forget`, so weighing an advance at every call stays cheap."""
 
     def __init__(self, history: History) -> None:
         self.history = history
-        self._labelled: dict[int, list[Entry]] = {}
+        self._rendered: dict[tuple[int, bool], list[Entry]] = {}
+        self._sums: dict[tuple[int, bool], int] = {}
 
     def entries(self, start: int, end: int, source: Entries, *, labels: bool) -> list[Entry]:
         out: list[Entry] = []
         for index in range(start, end):
-            if not labels:
-                out.extend(source(index))
-                continue
-            rendered = self._labelled.get(index)
-            if rendered is None:
-                rendered = [labelled(index, e, self.history) for e in source(index)]
-                self._labelled[index] = rendered
-            out.extend(rendered)
+            out.extend(self._step(index, source, labels))
         return out
 
     def tokens(self, start: int, end: int, source: Entries, *, labels: bool) -> int:
-        return sum(e[1] for e in self.entries(start, end, source, labels=labels))
+        total = 0
+        for index in range(start, end):
+            key = (index, labels)
+            tokens = self._sums.get(key)
+            if tokens is None:
+                tokens = self._sums[key] = sum(e[1] for e in self._step(index, source, labels))
+            total += tokens
+        return total
+
+    def _step(self, index: int, source: Entries, labels: bool) -> list[Entry]:
+        key = (index, labels)
+        rendered = self._rendered.get(key)
+        if rendered is None:
+            entries = source(index)
+            rendered = [labelled(index, e, self.history) for e in entries] if labels else [*entries]
+            self._rendered[key] = rendered
+        return rendered
 
     def forget(self, before: int | None = None) -> None:
         """Drop the cached renderings of steps before ``before`` (all when None)."""
         if before is None:
-            self._labelled.clear()
+            self._rendered.clear()
+            self._sums.clear()
         else:
-            self._labelled = {i: e for i, e in self._labelled.items() if i >= before}
+            self._rendered = {k: e for k, e in self._rendered.items() if k[0] >= before}
+            self._sums = {k: n for k, n in self._sums.items() if k[0] >= before}
