@@ -15,12 +15,15 @@ from typing import Any
 
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from contextfold.core.meter import Meter
+from contextfold.core.protocols import Folding
 from contextfold.core.store import SQLiteStore
 from contextfold.core.view import render_checked
 from contextfold.models import ScriptedModel
 from contextfold.strategies.carryon import CarryOnConfig, CarryOnStrategy
 from contextfold.strategies.carryon.state import state_from_log
-from contextfold.strategies.folding import Folder
+from contextfold.strategies.folding import Folder, FolderSource
+from contextfold.strategies.registry import build_strategy
 
 WRITER = Path(__file__).with_name("_carryon_writer.py")
 FILE = {"type": "external_object", "description": "the report", "location": "./out/report.md"}
@@ -262,3 +265,27 @@ def test_a_process_killed_during_commits_leaves_a_whole_state(tmp_path: Path) ->
     assert [c.version for c in state.carriers] == [state.commits] * 2  # never a mix
     assert state.ec.focus == f"round {state.commits}"
     render_checked(carryon([]), history, None)
+
+
+def test_built_by_name_with_ablations_and_cgs_summarises_as_carryon() -> None:
+    source = FolderSource(default="scripted")
+    built = build_strategy("carryon carriers=false ec=true threshold=50", folders=source)
+    assert isinstance(built, CarryOnStrategy) and built.config.carriers is False
+    cgs = build_strategy("cgs threshold=50", folders=source)
+    cgs.folder = Folder(ScriptedModel(['{"summary": "# Task and current focus\\nreport"}']))  # type: ignore[attr-defined]
+    history = session(5)
+    assert isinstance(cgs, Folding)
+    (record,) = cgs.fold(history, None)
+    assert record.accepted and record.kind == "cgs"
+    asked = cgs.folder.model.calls[0].messages[0].content  # type: ignore[attr-defined]
+    assert "# Continuation carriers" in asked and "## Situated state" in asked
+
+
+def test_the_meter_adds_up_carrier_persistence() -> None:
+    s = carryon(FIRST)
+    history = session(5)
+    meter = Meter()
+    meter.record_folds(s.fold(history, None))
+    figures = meter.fold_summary()
+    assert (figures["carriers_retained"], figures["carriers_updated"]) == (0, 0)
+    assert figures["carriers_added"] == 2
