@@ -18,7 +18,7 @@ Folder calls (the model a strategy folds with) are metered apart, from the usage
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from contextfold.core.errors import ConfigError
@@ -50,8 +50,13 @@ FOLD_KEYS = (
     "fold_rejected",
     "fold_ms_median",
     "fold_cache_hits",
+    "carriers_retained",
+    "carriers_updated",
+    "carriers_added",
 )
-"""The folder's figures, as :meth:`Meter.fold_summary` gives them (all 0 without a folder)."""
+"""The folder's figures, as :meth:`Meter.fold_summary` gives them (all 0 without a folder).
+``carriers_*`` add up the ``persistence`` an accepted fold record's output declares (carryon's
+per-fold statistic: carriers carried forward, revised, added); 0 for other strategies."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +200,17 @@ class Meter:
             "fold_rejected": sum(not r.accepted for r in self.folds),
             "fold_ms_median": statistics.median(ms) if ms else 0.0,
             "fold_cache_hits": sum(c.cache_hit for c in calls),
+            **{f"carriers_{k}": self._persistence(k) for k in ("retained", "updated", "added")},
         }
+
+    def _persistence(self, key: str) -> int:
+        """The sum of one persistence figure over the accepted folds that declare it."""
+        total = 0
+        for record in self.folds:
+            figures = record.output.get("persistence") if record.accepted else None
+            if isinstance(figures, Mapping):
+                total += int(figures.get(key, 0))
+        return total
 
     def call_cost(self, prompt: int, reused: int, completion: int) -> float:
         written = prompt // self.block_size * self.block_size - reused

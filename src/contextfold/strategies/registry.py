@@ -54,6 +54,8 @@ STRATEGIES: dict[str, str] = {
     "refold": "contextfold.strategies.refold:RefoldStrategy",
     "supersede": "contextfold.strategies.supersede:SupersedeStrategy",
     "ufold": "contextfold.strategies.ufold:UfoldStrategy",
+    "carryon": "contextfold.strategies.carryon:CarryOnStrategy",
+    "cgs": "contextfold.strategies.cgs:CgsStrategy",
 }
 """Short names and the classes they stand for; any dotted path works too."""
 

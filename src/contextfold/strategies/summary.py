@@ -9,7 +9,7 @@ produces nothing usable doubles the threshold (at most 6 times); a good one rese
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -19,7 +19,7 @@ from contextfold.strategies.folding.folder import Folder
 from contextfold.strategies.folding.steps import estimate_tokens
 from contextfold.strategies.folding.summarized import Plan, SummarizingConfig, SummarizingStrategy
 
-__all__ = ["SummaryConfig", "SummaryStrategy"]
+__all__ = ["SummaryConfig", "SummaryStrategy", "ThresholdConfig"]
 
 INSTRUCTION = (
     "You keep the running summary of an AI agent's work. Read the previous summary, if any, "
@@ -31,22 +31,27 @@ INSTRUCTION = (
 )
 
 
-class SummaryConfig(SummarizingConfig):
-    type: Literal["summary"] = "summary"
+class ThresholdConfig(SummarizingConfig):
+    """Options of a summary refreshed by the live tail's size (``summary``, ``cgs``)."""
+
     threshold: int = Field(6000, ge=1, description="Live-tail tokens (chars/4) that trigger.")
     max_doublings: int = Field(6, ge=0, description="Threshold doublings after empty folds.")
+
+
+class SummaryConfig(ThresholdConfig):
+    type: Literal["summary"] = "summary"
 
 
 class SummaryStrategy(SummarizingStrategy):
     """Replaces everything before the live tail with a summary, refreshed by size."""
 
-    Config = SummaryConfig
+    Config: ClassVar[type[ThresholdConfig]] = SummaryConfig
     kind = "summary"
     instruction = INSTRUCTION
 
-    def __init__(self, config: SummaryConfig, *, folder: Folder) -> None:
+    def __init__(self, config: ThresholdConfig, *, folder: Folder) -> None:
         super().__init__(config, folder=folder)
-        self.config: SummaryConfig = config
+        self.config: ThresholdConfig = config
 
     def threshold(self, history: History, budget: int | None = None) -> int:
         """The trigger now: ``threshold``, or half the budget when that is smaller (so a fold

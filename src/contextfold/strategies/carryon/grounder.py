@@ -1,0 +1,117 @@
+"""The grounder: read-only checks of an external-object candidate against the workspace.
+
+A check is bound to one candidate, its version and a predicate (:class:`Check`): the file
+exists, is non-empty, its content hash changed since the task began (the grounder hashes the
+workspace when it is made, which is when the strategy is built, at the task's start), a
+document container opens (docx, xlsx, pptx, each only when its library is installed), a text
+is present. Each check is supported, contradicted or unknown; a candidate is contradicted when
+any check is, supported when all that apply are, unknown otherwise.
+
+Without a workspace (replay of a recorded trajectory: there is no environment to read) every
+verdict is ``unknown`` with the reason "no workspace"; see
+:class:`~contextfold.strategies.carryon.strategy.CarryOnConfig` for what the compiler may do then.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from contextfold.strategies.carryon.state import Candidate, normalise_location
+
+__all__ = ["Check", "Grounder", "Verdict", "combine"]
+
+Verdict = Literal["supported", "contradicted", "unknown"]
+NO_WORKSPACE = "no workspace"
+
+_CONTAINERS = {".docx": ("docx", "Document"), ".xlsx": ("openpyxl", "load_workbook")}
+_CONTAINERS[".pptx"] = ("pptx", "Presentation")
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    candidate: str
+    version: int
+    predicate: str
+    verdict: Verdict
+    detail: str = ""
+
+
+def combine(checks: list[Check]) -> Verdict:
+    if any(c.verdict == "contradicted" for c in checks):
+        return "contradicted"
+    if checks and all(c.verdict == "supported" for c in checks):
+        return "supported"
+    return "unknown"
+
+
+class Grounder:
+    """Runs the checks under ``root`` (None: no workspace, every verdict unknown)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root.resolve() if root is not None else None
+        self._initial: dict[Path, str] = self._snapshot() if self.root else {}
+
+    def check(self, candidate: Candidate) -> list[Check]:
+        """The checks that apply to an external-object candidate (none to other kinds)."""
+        if candidate.type != "external_object":
+            return []
+        bound = (candidate.id, candidate.version)
+        if self.root is None:
+            return [Check(*bound, "workspace", "unknown", NO_WORKSPACE)]
+        path = self._resolve(candidate.location)
+        if path is None:
+            return [Check(*bound, "exists", "unknown", "no location inside the workspace")]
+        if not path.is_file():
+            return [Check(*bound, "exists", "contradicted", f"{path} does not exist")]
+        data = path.read_bytes()
+        checks = [Check(*bound, "exists", "supported", str(path))]
+        checks.append(Check(*bound, "non_empty", "supported" if data else "contradicted"))
+        changed = self._initial.get(path) != _digest(data)
+        checks.append(Check(*bound, "changed", "supported" if changed else "contradicted"))
+        checks += self._container(candidate, path)
+        if candidate.expected_text:
+            checks.append(self._text(candidate, path, data))
+        return checks
+
+    def _resolve(self, location: str) -> Path | None:
+        where = normalise_location(location)
+        if not where or self.root is None:
+            return None
+        path = (self.root / where.lstrip("/")).resolve() if not Path(where).is_absolute() else None
+        path = path or Path(where).resolve()
+        return path if path.is_relative_to(self.root) else None
+
+    def _container(self, candidate: Candidate, path: Path) -> list[Check]:
+        spec = _CONTAINERS.get(path.suffix.lower())
+        if spec is None:
+            return []
+        bound = (candidate.id, candidate.version)
+        module, opener = spec
+        if importlib.util.find_spec(module) is None:
+            return [Check(*bound, "opens", "unknown", f"{module} is not installed")]
+        try:
+            getattr(importlib.import_module(module), opener)(str(path))
+        except Exception as exc:  # any failure to open is the verdict, not a crash
+            return [Check(*bound, "opens", "contradicted", f"{type(exc).__name__}: {exc}")]
+        return [Check(*bound, "opens", "supported")]
+
+    def _text(self, candidate: Candidate, path: Path, data: bytes) -> Check:
+        bound = (candidate.id, candidate.version)
+        if path.suffix.lower() in _CONTAINERS:
+            return Check(*bound, "text_present", "unknown", "text of a container is not read")
+        found = candidate.expected_text in data.decode("utf-8", errors="replace")
+        return Check(*bound, "text_present", "supported" if found else "contradicted")
+
+    def _snapshot(self) -> dict[Path, str]:
+        assert self.root is not None
+        files = (p for p in self.root.rglob("*") if p.is_file())
+        return {p.resolve(): _digest(p.read_bytes()) for p in files}
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,180 @@
+"""CarryOn's committed state: carriers, execution context and the candidate registry.
+
+The state is a value: every accepted fold record of the strategy holds the whole of it
+(:meth:`CarryState.to_output`), so the state after a fold is the output of the last accepted
+record (:func:`state_from_log`) and a reopened session has it without calling the model.
+
+A carrier has a stable identity (:func:`carrier_id`) and a version; revising it makes a
+successor (version + 1) under the same id, and a fold that does not touch a carrier carries it
+forward unchanged. Three kinds: ``external_object`` (a work product in the environment; its id
+is its normalised location), ``information_product`` (claims compiled from the interaction)
+and ``situated_state`` (state reachable only in an application or session: anchor, state).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contextfold.core.folds import FoldRecord
+
+__all__ = [
+    "MAX_OBLIGATIONS",
+    "Candidate",
+    "Carrier",
+    "CarrierKind",
+    "CarryState",
+    "Claim",
+    "ExecutionContext",
+    "Obligation",
+    "carrier_id",
+    "normalise_location",
+    "state_from_log",
+]
+
+MAX_OBLIGATIONS = 8
+"""Open obligations the execution context keeps at most."""
+
+CarrierKind = Literal["external_object", "information_product", "situated_state"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Claim(_Frozen):
+    id: str
+    proposition: str
+    value: str = ""
+    source_steps: tuple[int, ...] = ()
+
+
+class Carrier(_Frozen):
+    """One continuation carrier at one version."""
+
+    id: str
+    kind: CarrierKind
+    version: int = 1
+    name: str
+    location: str = ""
+    """external_object: where it is (its identity, normalised)."""
+    progress: str = ""
+    """What progress it holds and how to reuse it (external_object), or a gist."""
+    claims: tuple[Claim, ...] = ()
+    """information_product: its findings."""
+    anchor: str = ""
+    state: str = ""
+    """situated_state: the application or session (anchor) and the state established there."""
+    scope: str = ""
+    conditions: str = ""
+    """Conditions of use: what must hold for the carrier to be reused as it is."""
+    provenance: tuple[int, ...] = ()
+    """The steps it rests on."""
+    grounding: str = ""
+    """The grounder's verdict when it was compiled (external objects)."""
+
+
+class Obligation(_Frozen):
+    text: str
+    source_steps: tuple[int, ...] = ()
+    status: Literal["open", "claimed_resolved"] = "open"
+    evidence_steps: tuple[int, ...] = ()
+
+
+class ExecutionContext(_Frozen):
+    focus: str = ""
+    continuity: str = ""
+    constraints: tuple[str, ...] = ()
+    continuation: str = ""
+    obligations: tuple[Obligation, ...] = ()
+
+    @property
+    def open_obligations(self) -> tuple[Obligation, ...]:
+        return tuple(o for o in self.obligations if o.status == "open")
+
+
+class Candidate(_Frozen):
+    """An entry of the tracker's registry: possible reusable progress, not yet a carrier."""
+
+    id: str
+    type: CarrierKind
+    description: str
+    location: str = ""
+    expected_text: str = ""
+    steps: tuple[int, ...] = ()
+    first_seen: int = 0
+    last_revised: int = 0
+    version: int = 1
+
+
+class CarryState(_Frozen):
+    """Everything a fold commits: carriers, execution context, registry, the cut."""
+
+    carriers: tuple[Carrier, ...] = ()
+    ec: ExecutionContext = Field(default_factory=ExecutionContext)
+    candidates: tuple[Candidate, ...] = ()
+    cut: int = 0
+    commits: int = 0
+    """Accepted folds so far: the state's own version (compare-and-swap at commit)."""
+
+    def carrier(self, cid: str) -> Carrier | None:
+        return next((c for c in self.carriers if c.id == cid), None)
+
+    def candidate(self, cid: str) -> Candidate | None:
+        return next((c for c in self.candidates if c.id == cid), None)
+
+    def cited(self) -> set[int]:
+        """Every step the state cites (carriers, claims, obligations, candidates)."""
+        steps: set[int] = set()
+        for carrier in self.carriers:
+            steps.update(carrier.provenance)
+            for claim in carrier.claims:
+                steps.update(claim.source_steps)
+        for ob in self.ec.obligations:
+            steps.update(ob.source_steps + ob.evidence_steps)
+        for cand in self.candidates:
+            steps.update(cand.steps)
+        return steps
+
+    def to_output(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def state_from_log(folds: Iterable[FoldRecord], strategy: str) -> tuple[CarryState, int]:
+    """The state committed by the strategy's last accepted fold, and the refusals since."""
+    state, refused = CarryState(), 0
+    for record in folds:
+        if record.strategy != strategy:
+            continue
+        if record.accepted:
+            state, refused = _state(record.output), 0
+        else:
+            refused += 1
+    return state, refused
+
+
+def _state(output: Mapping[str, Any]) -> CarryState:
+    return CarryState.model_validate(output.get("state") or {})
+
+
+def normalise_location(location: str) -> str:
+    """A location as an identity: quotes, ``file://``, ``./``, doubled and trailing slashes off."""
+    text = location.strip().strip("'\"`").strip()
+    text = re.sub(r"^file://", "", text).replace("\\", "/")
+    if not text:
+        return ""
+    return posixpath.normpath(text)
+
+
+def carrier_id(kind: CarrierKind, *, name: str, location: str = "", anchor: str = "") -> str:
+    """The stable identity: the normalised location of an external object, else a slug of
+    the anchor (situated state) or the name."""
+    if kind == "external_object" and normalise_location(location):
+        return f"obj:{normalise_location(location)}"
+    base = anchor if kind == "situated_state" and anchor.strip() else name
+    slug = re.sub(r"[^a-z0-9]+", "-", base.lower()).strip("-") or "unnamed"
+    return f"{'info' if kind == 'information_product' else 'state'}:{slug}"

@@ -1,0 +1,161 @@
+"""``carryon``: object-oriented context (CarryOn): carriers, execution context, live tail.
+
+The view is ``system, [task], context, [latest user], live tail``: the context message holds
+the carriers and the execution context committed by the last accepted fold, and every step
+since that fold follows verbatim. The task (first user message) and the latest user message
+are never retired. Every retired step is an elision with ``restore(step=N)``.
+
+A fold runs (outside ``render``) when the live tail passes ``threshold`` estimated tokens
+(characters / 4, reasoning left out; or half the budget when that is smaller); each fold
+that commits nothing doubles the threshold (at most ``max_doublings`` times), a commit resets
+it. The fold is :class:`~contextfold.strategies.carryon.pipeline.Pipeline`: tracker, grounder,
+compiler, then validation and one record holding the whole new state, appended to the fold
+log in one store transaction (the atomic commit). The state is derived from that log alone.
+
+Ablations: ``carriers=false`` (execution context only), ``ec=false`` (carriers only). The
+grounder reads ``workspace`` when given; without one (replay) its verdicts are unknown, and
+external objects compile marked "unverified" unless ``ungrounded=refuse``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from contextfold.core.folds import FoldRecord
+from contextfold.core.history import History, Step
+from contextfold.core.messages import UserMessage
+from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
+from contextfold.strategies.carryon.grounder import Grounder
+from contextfold.strategies.carryon.pipeline import Pipeline, Switches
+from contextfold.strategies.carryon.state import CarryState, state_from_log
+from contextfold.strategies.carryon.view import context_text
+from contextfold.strategies.folding.folder import Folder
+from contextfold.strategies.folding.source import FolderConfig
+from contextfold.strategies.folding.steps import estimate_tokens
+from contextfold.strategies.restore import RESTORE_TOOL, call_restore
+
+__all__ = ["CarryOnConfig", "CarryOnStrategy"]
+
+
+class CarryOnConfig(FolderConfig):
+    type: Literal["carryon"] = "carryon"
+    threshold: int = Field(6000, ge=1, description="Live-tail tokens (chars/4) that trigger.")
+    max_doublings: int = Field(6, ge=0, description="Threshold doublings after empty folds.")
+    budget: int = Field(32000, ge=1, description="Budget in tokens when none is given.")
+    tracker_max_tokens: int = Field(2048, ge=64, description="Tracker output limit.")
+    compiler_max_tokens: int = Field(8192, ge=64, description="Compiler output limit.")
+    carriers: bool = Field(True, description="Keep carriers (false: the EC-only ablation).")
+    ec: bool = Field(True, description="Keep the execution context (false: carriers only).")
+    workspace: str | None = Field(None, description="Directory the grounder reads.")
+    ungrounded: Literal["compile", "refuse"] = Field(
+        "compile", description="External objects when there is no workspace to check."
+    )
+
+
+class CarryOnStrategy:
+    """Carriers + execution context from the last committed fold, then the live tail."""
+
+    Config = CarryOnConfig
+
+    def __init__(
+        self, config: CarryOnConfig, *, folder: Folder, grounder: Grounder | None = None
+    ) -> None:
+        self.config = config
+        self.name = config.type
+        self.folder = folder
+        root = Path(config.workspace) if config.workspace else None
+        self.grounder = grounder or Grounder(root)
+        self.forced_compactions = 0
+        self._forced = False
+
+    def state(self, history: History) -> tuple[CarryState, int]:
+        """The committed state and the folds refused since it was committed."""
+        return state_from_log(history.folds, self.name)
+
+    def threshold(self, history: History, budget: int | None = None) -> int:
+        refused = self.state(history)[1]
+        base = min(self.config.threshold, budget // 2) if budget else self.config.threshold
+        return base * int(2 ** min(refused, self.config.max_doublings))
+
+    def observe(self, step: Step, history: History) -> None:
+        """Nothing to do: what is due is decided in :meth:`fold`, from the history."""
+
+    def fold(self, history: History, budget: int | None) -> list[FoldRecord]:
+        state, _ = self.state(history)
+        end = len(history)
+        if self._forced:
+            self._forced, end = False, len(history) - 1
+        elif sum(estimate_tokens(s) for s in history.steps[state.cut :]) <= self.threshold(
+            history, budget
+        ):
+            return []
+        if end <= state.cut:
+            return []
+        record = self.pipeline().run(history, state, end)
+        history.record_fold(record)
+        return [record]
+
+    def pipeline(self) -> Pipeline:
+        c = self.config
+        switches = Switches(
+            carriers=c.carriers,
+            ec=c.ec,
+            ungrounded=c.ungrounded == "compile",
+            tracker_tokens=c.tracker_max_tokens,
+            compiler_tokens=c.compiler_max_tokens,
+        )
+        return Pipeline(self.name, self.folder, self.grounder, switches)
+
+    def compact(self, history: History, budget: int) -> bool:
+        """Fold everything but the latest step at the next :meth:`fold` (over the budget)."""
+        if len(history) - 1 <= self.state(history)[0].cut:
+            return False
+        self._forced = True
+        self.forced_compactions += 1
+        return True
+
+    def tools(self) -> list[dict[str, Any]]:
+        return [RESTORE_TOOL]
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any], history: History) -> str:
+        return call_restore(self.name, name, arguments, history)
+
+    def render(self, history: History, budget: int | None) -> View:
+        state, _ = self.state(history)
+        cut = state.cut
+        out = ViewBuilder()
+        out.add_system(history)
+        task = next((s.index for s in history.steps if s.kind == "user"), None)
+        latest = history.latest_user_index
+        pinned = {i for i in (task, latest) if i is not None and i < cut}
+        if task in pinned:
+            out.add_step(history[task])
+        if cut:
+            text = context_text(
+                state, name=self.name, carriers=self.config.carriers, ec=self.config.ec
+            )
+            note = UserMessage(text)
+            covered = [i for i in range(cut) if i not in pinned]
+            out.add(note, history.count(note), Provenance(tuple(covered), "transformed"))
+            if latest in pinned and latest != task:
+                out.add_step(history[latest])
+            _elide(out, history, covered, history.count(note))
+        for step in history.steps[cut:]:
+            out.add_step(step)
+        return out.build(self.name)
+
+
+def _elide(out: ViewBuilder, history: History, covered: list[int], note: int) -> None:
+    """One elision per retired step, the tokens removed shared in proportion to their size."""
+    total = sum(history[i].total_tokens for i in covered)
+    removed = max(total - note, 0)
+    left = removed
+    for k, index in enumerate(covered):
+        share = history[index].total_tokens * removed // total if total else 0
+        tokens = left if k == len(covered) - 1 else min(share, left)
+        left -= tokens
+        out.elide(Elision((index,), "carryon", tokens, RestorePath.step(index)))
