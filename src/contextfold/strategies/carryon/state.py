@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -144,17 +144,16 @@ class CarryState(_Frozen):
         return self.model_dump(mode="json")
 
 
-def state_from_log(folds: Iterable[FoldRecord], strategy: str) -> tuple[CarryState, int]:
+def state_from_log(folds: Sequence[FoldRecord], strategy: str) -> tuple[CarryState, int]:
     """The state committed by the strategy's last accepted fold, and the refusals since."""
-    state, refused = CarryState(), 0
-    for record in folds:
+    refused = 0  # from the newest record back: only the last commit is parsed (render path)
+    for record in reversed(folds):
         if record.strategy != strategy:
             continue
         if record.accepted:
-            state, refused = _state(record.output), 0
-        else:
-            refused += 1
-    return state, refused
+            return _state(record.output), refused
+        refused += 1
+    return CarryState(), refused
 
 
 def _state(output: Mapping[str, Any]) -> CarryState:

@@ -28,7 +28,7 @@ from pydantic import Field
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
 from contextfold.core.messages import UserMessage
-from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
+from contextfold.core.view import View
 from contextfold.strategies.carryon.grounder import Grounder
 from contextfold.strategies.carryon.pipeline import Pipeline, Switches
 from contextfold.strategies.carryon.state import CarryState, state_from_log
@@ -36,6 +36,7 @@ from contextfold.strategies.carryon.view import context_text
 from contextfold.strategies.folding.folder import Folder
 from contextfold.strategies.folding.source import FolderConfig
 from contextfold.strategies.folding.steps import estimate_tokens
+from contextfold.strategies.folding.view import folded_view
 from contextfold.strategies.restore import RESTORE_TOOL, call_restore
 
 __all__ = ["CarryOnConfig", "CarryOnStrategy"]
@@ -126,36 +127,10 @@ class CarryOnStrategy:
 
     def render(self, history: History, budget: int | None) -> View:
         state, _ = self.state(history)
-        cut = state.cut
-        out = ViewBuilder()
-        out.add_system(history)
-        task = next((s.index for s in history.steps if s.kind == "user"), None)
-        latest = history.latest_user_index
-        pinned = {i for i in (task, latest) if i is not None and i < cut}
-        if task in pinned:
-            out.add_step(history[task])
-        if cut:
+        note = None
+        if state.cut:
             text = context_text(
                 state, name=self.name, carriers=self.config.carriers, ec=self.config.ec
             )
             note = UserMessage(text)
-            covered = [i for i in range(cut) if i not in pinned]
-            out.add(note, history.count(note), Provenance(tuple(covered), "transformed"))
-            if latest in pinned and latest != task:
-                out.add_step(history[latest])
-            _elide(out, history, covered, history.count(note))
-        for step in history.steps[cut:]:
-            out.add_step(step)
-        return out.build(self.name)
-
-
-def _elide(out: ViewBuilder, history: History, covered: list[int], note: int) -> None:
-    """One elision per retired step, the tokens removed shared in proportion to their size."""
-    total = sum(history[i].total_tokens for i in covered)
-    removed = max(total - note, 0)
-    left = removed
-    for k, index in enumerate(covered):
-        share = history[index].total_tokens * removed // total if total else 0
-        tokens = left if k == len(covered) - 1 else min(share, left)
-        left -= tokens
-        out.elide(Elision((index,), "carryon", tokens, RestorePath.step(index)))
+        return folded_view(history, state.cut, note, reason="carryon", strategy=self.name)

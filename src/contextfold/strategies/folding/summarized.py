@@ -29,10 +29,11 @@ from pydantic import BaseModel, Field
 from contextfold.core.folds import FoldCall, FoldRecord
 from contextfold.core.history import History, Step
 from contextfold.core.messages import UserMessage
-from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
+from contextfold.core.view import View
 from contextfold.strategies.folding.folder import Folder
 from contextfold.strategies.folding.source import FolderConfig
 from contextfold.strategies.folding.steps import step_text
+from contextfold.strategies.folding.view import folded_view
 from contextfold.strategies.restore import RESTORE_TOOL, call_restore
 
 __all__ = ["Plan", "SummarizingConfig", "SummarizingStrategy", "SummaryOutput"]
@@ -195,45 +196,11 @@ class SummarizingStrategy:
     # -- rendering (pure) ------------------------------------------------------------------
     def render(self, history: History, budget: int | None) -> View:
         summary, cut, _ = self.state(history)
-        out = ViewBuilder()
-        out.add_system(history)
-        if cut == 0:
-            for step in history.steps:
-                out.add_step(step)
-            return out.build(self.name)
-        task, latest = _first_user(history), history.latest_user_index
-        pinned = {i for i in (task, latest) if i is not None and i < cut}
-        if task in pinned:
-            out.add_step(history[task])
-        note = self._summary_message(summary, cut)
-        covered = [i for i in range(cut) if i not in pinned]
-        out.add(note, history.count(note), Provenance(tuple(covered), "transformed"))
-        if latest in pinned and latest != task:
-            out.add_step(history[latest])
-        for step in history.steps[cut:]:
-            out.add_step(step)
-        self._elide(out, history, covered, history.count(note))
-        return out.build(self.name)
+        note = self._summary_message(summary, cut) if cut else None
+        return folded_view(history, cut, note, reason=self.kind, strategy=self.name)
 
     def _summary_message(self, summary: str, cut: int) -> UserMessage:
         return UserMessage(
             f"[Summary of steps 0-{cut - 1}, written by {self.name}; restore(step=N) shows "
             f"any of them verbatim]\n{summary}"
         )
-
-    def _elide(self, out: ViewBuilder, history: History, covered: list[int], note: int) -> None:
-        total = sum(history[i].total_tokens for i in covered)
-        removed = max(total - note, 0)
-        left = removed
-        for k, index in enumerate(covered):
-            share = history[index].total_tokens * removed // total if total else 0
-            tokens = left if k == len(covered) - 1 else min(share, left)
-            left -= tokens
-            out.elide(Elision((index,), self.kind, tokens, RestorePath.step(index)))
-
-
-def _first_user(history: History) -> int | None:
-    for step in history.steps:
-        if step.kind == "user":
-            return step.index
-    return None
