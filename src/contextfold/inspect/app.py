@@ -9,14 +9,10 @@ the page also opens from ``file://``.
 from __future__ import annotations
 
 import json
-import threading
-import time
 from importlib import resources
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -24,7 +20,7 @@ from starlette.routing import Route
 
 from contextfold.core.errors import ContextFoldError
 from contextfold.inspect.sources import Catalog
-from contextfold.serve.runner import listening_socket
+from contextfold.serve.runner import ServerThread
 
 __all__ = ["ASSETS", "InspectServer", "create_app", "export_site"]
 
@@ -94,40 +90,12 @@ def export_site(catalog: Catalog, out: Path) -> list[Path]:
     return written
 
 
-class InspectServer:
+class InspectServer(ServerThread):
     """``with InspectServer(catalog) as s:`` serves the page on ``s.url`` (loopback) until
     the block ends; the port is chosen by the system unless given."""
 
+    what = "the inspector"
+
     def __init__(self, catalog: Catalog, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._socket = listening_socket(host, port)
-        self.port = int(self._socket.getsockname()[1])
+        super().__init__(create_app(catalog), host=host, port=port)
         self.url = f"http://{host}:{self.port}/"
-        settings = uvicorn.Config(create_app(catalog), log_level="warning", access_log=False)
-        self._server = uvicorn.Server(settings)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
-
-    def __enter__(self) -> InspectServer:
-        self._thread.start()
-        deadline = time.monotonic() + 30
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"the inspector did not start on {self.url}")
-            time.sleep(0.01)
-        return self
-
-    def wait(self) -> None:
-        """Serve until interrupted (Ctrl-C)."""
-        while self._thread.is_alive():
-            self._thread.join(0.5)
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=30)
-        self._socket.close()

@@ -6,6 +6,7 @@ import socket
 import threading
 import time
 from types import TracebackType
+from typing import Any, Self
 
 import uvicorn
 
@@ -14,7 +15,7 @@ from contextfold.serve.build import build_proxy
 from contextfold.serve.config import ServeConfig
 from contextfold.serve.proxy import Proxy
 
-__all__ = ["ProxyThread", "listening_socket"]
+__all__ = ["ProxyThread", "ServerThread", "listening_socket"]
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -29,31 +30,38 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-class ProxyThread:
-    """``with ProxyThread(config) as p:`` serves on ``p.url`` (``http://127.0.0.1:PORT/v1``)
-    until the block ends; the port is chosen by the system unless given."""
+class ServerThread:
+    """``with ServerThread(app, host, port) as t:`` serves an ASGI app with uvicorn in a
+    background thread until the block ends; the port is chosen by the system when it is 0."""
 
-    def __init__(self, config: ServeConfig, *, port: int = 0, start_timeout: float = 30.0) -> None:
-        self.proxy: Proxy = build_proxy(config)
-        self._socket = listening_socket(config.host, port)
+    what = "the server"
+
+    def __init__(
+        self, app: Any, *, host: str, port: int = 0, start_timeout: float = 30.0, **uv: Any
+    ) -> None:
+        self._socket = listening_socket(host, port)
+        self.host = host
         self.port = int(self._socket.getsockname()[1])
-        self.url = f"http://{config.host}:{self.port}/v1"
-        app = create_app(self.proxy)
-        settings = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        settings = uvicorn.Config(app, log_level="warning", access_log=False, **uv)
         self._server = uvicorn.Server(settings)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
         )
         self._start_timeout = start_timeout
 
-    def __enter__(self) -> ProxyThread:
+    def __enter__(self) -> Self:
         self._thread.start()
         deadline = time.monotonic() + self._start_timeout
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"the proxy did not start on {self.url}")
+                raise RuntimeError(f"{self.what} did not start on {self.host}:{self.port}")
             time.sleep(0.01)
         return self
+
+    def wait(self) -> None:
+        """Serve until interrupted (Ctrl-C)."""
+        while self._thread.is_alive():
+            self._thread.join(0.5)
 
     def __exit__(
         self,
@@ -64,3 +72,18 @@ class ProxyThread:
         self._server.should_exit = True
         self._thread.join(timeout=30)
         self._socket.close()
+
+
+class ProxyThread(ServerThread):
+    """``with ProxyThread(config) as p:`` serves on ``p.url`` (``http://127.0.0.1:PORT/v1``)
+    until the block ends; the port is chosen by the system unless given."""
+
+    what = "the proxy"
+
+    def __init__(self, config: ServeConfig, *, port: int = 0, start_timeout: float = 30.0) -> None:
+        self.proxy: Proxy = build_proxy(config)
+        app = create_app(self.proxy)
+        super().__init__(
+            app, host=config.host, port=port, start_timeout=start_timeout, lifespan="on"
+        )
+        self.url = f"http://{config.host}:{self.port}/v1"
