@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from contextfold.agent import Agent
 from contextfold.agent.resume import model_calls_made, resume
@@ -131,40 +131,19 @@ def test_resume_rebuilds_the_environment_and_lets_the_user_speak_next() -> None:
     assert result.stop == "user_stop" and model_calls_made(history) == 3
 
 
+def _run(path: Path, *options: str) -> Result:
+    args = ["run", "--env", "tutorial:budget", "--model", "openai:m", "--store", str(path)]
+    return CliRunner().invoke(app, [*args, *options])
+
+
 def test_cli_session_and_resume_options(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     with SQLiteStore(path) as store:
         History(SystemMessage("s"), store=store, session_id="taken")
-    taken = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "--env",
-            "tutorial:budget",
-            "--model",
-            "openai:m",
-            "--store",
-            str(path),
-            "--session",
-            "taken",
-        ],
-    )
+    taken = _run(path, "--session", "taken")
     assert taken.exit_code == 2 and "already exists" in taken.output
     assert "--resume taken" in taken.output
-    missing = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "--env",
-            "tutorial:budget",
-            "--model",
-            "openai:m",
-            "--store",
-            str(path),
-            "--resume",
-            "nope",
-        ],
-    )
+    missing = _run(path, "--resume", "nope")
     assert missing.exit_code == 2 and "no session 'nope'" in missing.output
     no_store = CliRunner().invoke(app, ["run", "--env", "tutorial:budget", "--resume", "taken"])
     assert no_store.exit_code == 2 and "needs --store" in no_store.output
