@@ -64,7 +64,7 @@ from contextfold.core.protocols import (
     Usage,
     UserSimulator,
 )
-from contextfold.core.store import MemoryStore, SQLiteStore
+from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, open_store
 from contextfold.core.tokens import (
     MESSAGE_OVERHEAD,
     ApproxCounter,
@@ -133,6 +133,7 @@ __all__ = [
     "ModelError",
     "ModelProfile",
     "OpenAIModel",
+    "PostgresStore",
     "PriceTable",
     "Provenance",
     "RefoldConfig",
@@ -174,6 +175,7 @@ __all__ = [
     "load_file",
     "make_step",
     "message_text",
+    "open_store",
     "render_checked",
     "replay",
     "replay_one",
