@@ -56,8 +56,19 @@ class TempPostgres:
         self.root.chmod(0o755)
 
     def start(self) -> TempPostgres:
-        self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8",
-                  "--locale=C", "--no-sync")
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            SUPERUSER,
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+        )
         options = (
             f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories='' "
             "-c fsync=on -c max_connections=100"
@@ -83,8 +94,16 @@ class TempPostgres:
     def stop(self) -> None:
         if self.data.exists():
             subprocess.run(
-                [*self._as, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
-                 "-w", "stop"],
+                [
+                    *self._as,
+                    str(self.bin / "pg_ctl"),
+                    "-D",
+                    str(self.data),
+                    "-m",
+                    "immediate",
+                    "-w",
+                    "stop",
+                ],
                 capture_output=True,
                 check=False,
             )

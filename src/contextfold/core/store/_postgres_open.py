@@ -83,14 +83,14 @@ def import_psycopg() -> Any:
 
 def connect(url: str, name: str, timeout: float) -> psycopg.Connection[Any]:
     """An autocommit connection with the schema created or checked."""
-    psycopg = import_psycopg()
+    pg = import_psycopg()
     try:
-        conn: psycopg.Connection[Any] = psycopg.connect(
+        conn: psycopg.Connection[Any] = pg.connect(
             url, autocommit=True, connect_timeout=max(1, round(timeout))
         )
-    except psycopg.ProgrammingError as exc:
+    except pg.ProgrammingError as exc:
         raise StoreError(f"invalid store URL {name}: {exc}") from exc
-    except psycopg.Error as exc:
+    except pg.Error as exc:
         raise StoreError(
             f"cannot connect to the store {name}: {_first_line(exc)}; check that the PostgreSQL "
             "server runs and that the URL's host, port, user, password and database are right"
@@ -99,7 +99,7 @@ def connect(url: str, name: str, timeout: float) -> psycopg.Connection[Any]:
         _ensure_schema(conn, name)
     except BaseException as exc:
         conn.close()
-        if isinstance(exc, psycopg.Error):
+        if isinstance(exc, pg.Error):
             raise StoreError(f"cannot open store {name}: {_first_line(exc)}") from exc
         raise
     return conn

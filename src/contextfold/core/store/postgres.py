@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
-from contextfold.core.errors import StoreError
+from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage, to_openai
@@ -90,7 +90,7 @@ class PostgresStore:
                 (session_id, system_json, counter, meta_json, _now()),
             ).rowcount
             if created != 1:
-                raise StoreError(f"session {session_id!r} already exists in {self.name}")
+                raise StoreConflictError(f"session {session_id!r} already exists in {self.name}")
 
     def append_step(self, session_id: str, step: Step) -> None:
         _check_step(session_id, step)
