@@ -27,3 +27,14 @@ def postgres() -> Iterator[TempPostgres]:
         yield server.start()
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[None]:
+    """One local Ray cluster with 2 workers for the whole test session (``--ray`` reuses it)."""
+    ray = pytest.importorskip("ray", reason="pip install 'contextfold[cluster]'")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    try:
+        yield
+    finally:
+        ray.shutdown()
