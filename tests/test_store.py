@@ -365,7 +365,7 @@ def test_sigkill_mid_append_loses_no_acknowledged_step(
         raw.close()
 
 
-def _run_writer_and_kill(path: Path, acked_before_kill: int) -> int:
+def _run_writer_and_kill(path: Path | str, acked_before_kill: int) -> int:
     """Start the writer, read acknowledgements until enough, SIGKILL it; the last index seen."""
     proc = subprocess.Popen(
         [sys.executable, str(WRITER), str(path)],

@@ -14,6 +14,7 @@ from contextfold.core.messages import AssistantMessage, UserMessage
 from contextfold.core.store import PostgresStore, SQLiteStore, display_store, open_store
 from contextfold.core.tokens import ApproxCounter
 from tests._postgres import TempPostgres
+from tests.test_store import _run_writer_and_kill, writer
 
 COUNTER = ApproxCounter()
 
@@ -134,6 +135,23 @@ def test_concurrent_appends_to_one_session_are_serialised(postgres: TempPostgres
     winners = dict(won)
     assert [s.message.content for s in record.steps] == [f"w{winners[i]}" for i in range(len(won))]
     assert [c["call"] for c in calls] == list(range(len(won)))
+
+
+@pytest.mark.parametrize("acked_before_kill", [5, 200])
+def test_sigkill_mid_append_loses_no_acknowledged_step(
+    postgres: TempPostgres, acked_before_kill: int
+) -> None:
+    url = postgres.new_database()
+    last_acked = _run_writer_and_kill(url, acked_before_kill)
+    with PostgresStore(url) as store:
+        record = store.load_session(writer.SESSION)
+        counts = store.step_counts()
+    assert record.system == writer.SYSTEM
+    assert [s.index for s in record.steps] == list(range(len(record.steps)))
+    assert len(record.steps) - 1 >= last_acked
+    assert counts == {writer.SESSION: len(record.steps)}  # the count moved with each step
+    for step in record.steps:
+        assert step == writer.crash_step(step.index)
 
 
 def _closed_port() -> int:

@@ -215,7 +215,11 @@ class SessionManager:
         session = turn.session
         self._reserved.discard(session.id)
         parent = None if turn.created else session.id
-        meta = branch_meta(session.family, parent, session.committed if parent else 0)
+        meta = (  # a new session keeps its own meta (it may be a branch already)
+            dict(session.history.meta)
+            if parent is None
+            else branch_meta(session.family, parent, session.committed)
+        )
         new_id = write_branch(
             self.store, session.history, meta, turn.sent, lambda: self._new_id(session.family)
         )
