@@ -1,9 +1,9 @@
 """Child process of the store crash test: appends deterministic steps until it is killed.
 
-Usage: ``python _store_writer.py DB_PATH|postgresql://URL [FULL|NORMAL]``. Creates session ``crash`` and appends
-``crash_step(0)``, ``crash_step(1)``, ... printing each index (flushed) once ``append_step``
-has returned, i.e. once the step is acknowledged as durable. Exits by itself after
-:data:`TIME_LIMIT_S` so an orphan never runs forever.
+Usage: ``python _store_writer.py DB_PATH|postgresql://URL [FULL|NORMAL]``. Creates session
+``crash`` and appends ``crash_step(0)``, ``crash_step(1)``, ... printing each index (flushed)
+once ``append_step`` has returned, i.e. once the step is acknowledged as durable. Exits by
+itself after :data:`TIME_LIMIT_S` so an orphan never runs forever.
 """
 
 from __future__ import annotations

@@ -161,3 +161,21 @@ def _closed_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
     return port
+
+
+def test_the_run_command_opens_a_postgresql_store(postgres: TempPostgres) -> None:
+    from typer.testing import CliRunner
+
+    from contextfold.cli import app
+    from contextfold.core.history import History
+    from contextfold.core.messages import SystemMessage
+
+    url = postgres.new_database().replace("@", ":hunter2@", 1)  # trust auth ignores it
+    with PostgresStore(url) as store:
+        History(SystemMessage("s"), store=store, session_id="taken")
+    args = ["run", "--env", "tutorial:budget", "--model", "openai:m", "--store", url]
+    taken = CliRunner().invoke(app, [*args, "--session", "taken"])
+    assert taken.exit_code == 2 and "already exists" in taken.output
+    missing = CliRunner().invoke(app, [*args, "--resume", "nope"])
+    assert missing.exit_code == 2 and "no session 'nope'" in missing.output
+    assert "hunter2" not in taken.output + missing.output
