@@ -32,7 +32,10 @@ def postgres() -> Iterator[TempPostgres]:
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[None]:
     """One local Ray cluster with 2 workers for the whole test session (``--ray`` reuses it)."""
-    ray = pytest.importorskip("ray", reason="pip install 'contextfold[cluster]'")
+    try:
+        import ray
+    except ImportError:
+        pytest.fail("Ray is not installed: pip install 'contextfold[cluster]' (make setup does)")
     ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
     try:
         yield
