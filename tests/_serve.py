@@ -12,7 +12,7 @@ from typing import Any
 import openai
 
 from contextfold.core.messages import to_openai
-from contextfold.core.store import SQLiteStore
+from contextfold.core.store import open_store
 from contextfold.serve import ServeConfig
 from contextfold.serve.runner import ProxyThread
 from contextfold.serve.scripted import ScriptedServer
@@ -21,7 +21,9 @@ TOKEN = "test-token-123"
 
 
 @contextmanager
-def serving(upstream: ScriptedServer, store: Path | None, **options: Any) -> Iterator[ProxyThread]:
+def serving(
+    upstream: ScriptedServer, store: Path | str | None, **options: Any
+) -> Iterator[ProxyThread]:
     config = ServeConfig(upstream=upstream.url, store=store, **{"token": TOKEN, **options})
     with ProxyThread(config) as proxy:
         yield proxy
@@ -33,9 +35,9 @@ def client(proxy: ProxyThread, **headers: str) -> openai.OpenAI:
     )
 
 
-def stored(path: Path) -> dict[str, list[dict[str, Any]]]:
-    """Every session in a store: its whole conversation as OpenAI dicts (system first)."""
-    with SQLiteStore(path) as store:
+def stored(path: Path | str) -> dict[str, list[dict[str, Any]]]:
+    """Every session in a store (a file or a URL): its whole conversation as OpenAI dicts."""
+    with open_store(path) as store:
         out = {}
         for sid in store.list_sessions():
             record = store.load_session(sid)

@@ -1,9 +1,9 @@
 """Child process of the store crash test: appends deterministic steps until it is killed.
 
-Usage: ``python _store_writer.py DB_PATH [FULL|NORMAL]``. Creates session ``crash`` and appends
-``crash_step(0)``, ``crash_step(1)``, ... printing each index (flushed) once ``append_step``
-has returned, i.e. once the step is acknowledged as durable. Exits by itself after
-:data:`TIME_LIMIT_S` so an orphan never runs forever.
+Usage: ``python _store_writer.py DB_PATH|postgresql://URL [FULL|NORMAL]``. Creates session
+``crash`` and appends ``crash_step(0)``, ``crash_step(1)``, ... printing each index (flushed)
+once ``append_step`` has returned, i.e. once the step is acknowledged as durable. Exits by
+itself after :data:`TIME_LIMIT_S` so an orphan never runs forever.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from contextfold.core.messages import (
     ToolMessage,
     UserMessage,
 )
-from contextfold.core.store import SQLiteStore
+from contextfold.core.store import open_store
 from contextfold.core.tokens import ApproxCounter
 
 SESSION = "crash"
@@ -53,7 +53,7 @@ def main(argv: list[str]) -> int:
     path = argv[1]
     synchronous: Literal["NORMAL", "FULL"] = "NORMAL" if argv[2:] == ["NORMAL"] else "FULL"
     deadline = time.monotonic() + TIME_LIMIT_S
-    with SQLiteStore(path, synchronous=synchronous) as store:
+    with open_store(path, synchronous=synchronous) as store:
         store.create_session(SESSION, system=SYSTEM, counter=ApproxCounter.name, meta={"i": 0})
         i = 0
         while time.monotonic() < deadline:

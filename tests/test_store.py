@@ -27,7 +27,13 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.protocols import Store
-from contextfold.core.store import APPLICATION_ID, SCHEMA_VERSION, MemoryStore, SQLiteStore
+from contextfold.core.store import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    MemoryStore,
+    PostgresStore,
+    SQLiteStore,
+)
 from contextfold.core.tokens import ApproxCounter
 
 WRITER = Path(__file__).with_name("_store_writer.py")
@@ -45,19 +51,21 @@ def _load_writer() -> ModuleType:
 
 writer = _load_writer()
 
-StoreFactory = Callable[[], MemoryStore | SQLiteStore]
+StoreFactory = Callable[[], MemoryStore | SQLiteStore | PostgresStore]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
-    """A factory that returns the same store (memory) or a fresh connection to one file."""
-    opened: list[SQLiteStore] = []
+    """A factory that returns the same store (memory) or a fresh connection to one file or
+    one database (a new database per test on the session's PostgreSQL server)."""
+    opened: list[SQLiteStore | PostgresStore] = []
     memory = MemoryStore()
+    url = request.getfixturevalue("postgres").new_database() if request.param == "postgres" else ""
 
-    def factory() -> MemoryStore | SQLiteStore:
+    def factory() -> MemoryStore | SQLiteStore | PostgresStore:
         if request.param == "memory":
             return memory
-        store = SQLiteStore(tmp_path / "s.db")
+        store = PostgresStore(url) if url else SQLiteStore(tmp_path / "s.db")
         opened.append(store)
         return store
 
@@ -93,10 +101,8 @@ def make_steps() -> list[Step]:
 # --- round trips ----------------------------------------------------------------------------
 
 
-def test_both_stores_satisfy_the_protocol(tmp_path: Path) -> None:
-    with SQLiteStore(tmp_path / "p.db") as sqlite_store:
-        assert isinstance(sqlite_store, Store)
-    assert isinstance(MemoryStore(), Store)
+def test_every_store_satisfies_the_protocol(make_store: StoreFactory) -> None:
+    assert isinstance(make_store(), Store)
 
 
 def test_roundtrip_through_history_open(make_store: StoreFactory) -> None:
@@ -359,7 +365,7 @@ def test_sigkill_mid_append_loses_no_acknowledged_step(
         raw.close()
 
 
-def _run_writer_and_kill(path: Path, acked_before_kill: int) -> int:
+def _run_writer_and_kill(path: Path | str, acked_before_kill: int) -> int:
     """Start the writer, read acknowledgements until enough, SIGKILL it; the last index seen."""
     proc = subprocess.Popen(
         [sys.executable, str(WRITER), str(path)],

@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from contextfold.commands.common import check_args, console, fail, make_progress, save
+from contextfold.commands.common import (
+    check_args,
+    console,
+    fail,
+    make_progress,
+    ray_argv,
+    save,
+)
 from contextfold.commands.inspect import inspect
 from contextfold.commands.live import run
 from contextfold.commands.replay import demo, replay
 from contextfold.commands.serve import serve
 from contextfold.core.errors import ContextFoldError
 
-app = typer.Typer(
+
+class _App(typer.Typer):
+    """The console entry point: a bare ``--ray`` becomes ``--ray local`` before parsing."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        sys.argv[1:] = ray_argv(sys.argv[1:])
+        return super().__call__(*args, **kwargs)
+
+
+app = _App(
     help="Context runtime for long-horizon LLM agents: replay, compare and run strategies.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

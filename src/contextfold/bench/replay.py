@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfold.bench.availability import ARGS_KEYS, ArgIndex, ArgTally, args_summary
+from contextfold.bench.cluster import FolderChoice, RaySweep
 from contextfold.bench.hindsight import Hindsight
 from contextfold.core.errors import ContextFoldError, ImportFormatError
 from contextfold.core.folds import FoldRecord
@@ -127,12 +128,16 @@ def replay(
     folders: FolderSource | None = None,
     on_fold: Callable[[FoldRecord], None] | None = None,
     hindsight: bool = False,
+    sweep: RaySweep | None = None,
+    folder_choice: FolderChoice | None = None,
 ) -> ReplayResult:
     """Replay every trajectory through every strategy. Malformed input is skipped and counted.
 
     ``folders`` gives the folder of strategies that fold with a model; ``on_fold`` hears of
     each fold as it is made (for a progress display). With ``hindsight``, a last row
-    ``hindsight`` holds :mod:`~contextfold.bench.hindsight`'s bound."""
+    ``hindsight`` holds :mod:`~contextfold.bench.hindsight`'s bound. With a ``sweep``, each
+    trajectory is a Ray task whose workers build their folders from ``folder_choice`` (none
+    given: no folder model); the results are those of the loop, in the same order."""
     labels = [spec_label(s) for s in specs] + (["hindsight"] if hindsight else [])
     if len(set(labels)) != len(labels):
         raise ContextFoldError(f"strategies repeat a label: {labels}")
@@ -142,6 +147,9 @@ def replay(
     specs = [*specs, *([HINDSIGHT] if hindsight else [])]
     setup = _Setup(counter, profile, prices, budget, folders, on_fold)
     result = ReplayResult({label: StrategyResult(label) for label in labels})
+    if sweep is not None:
+        _sweep(list(items), specs, labels, result, setup, sweep, folder_choice, on_trajectory)
+        return result
     for item in items:
         if isinstance(item, ImportFormatError):
             _skip_all(result, item)
@@ -185,7 +193,7 @@ def _replay_trajectory(
         try:
             strategy = (
                 Hindsight(index)
-                if spec is HINDSIGHT
+                if spec == HINDSIGHT  # equal, not identical: a Ray worker gets a copy
                 else build_strategy(spec, folders=setup.folders)
             )
             replay_one(
@@ -205,6 +213,66 @@ def _replay_trajectory(
         res.render_ns.extend(c.render_ns for c in meter.calls)
         res.fold_ms.extend(c.ms for record in meter.folds for c in record.calls)
         res.rows.append({**_row(traj, steps, meter), **tally.row()})
+
+
+def _sweep(
+    items: list[Trajectory | ImportFormatError],
+    specs: Sequence[StrategySpec],
+    labels: Sequence[str],
+    result: ReplayResult,
+    setup: _Setup,
+    sweep: RaySweep,
+    folder: FolderChoice | None,
+    on_trajectory: Callable[[str], None] | None,
+) -> None:
+    """The loop of :func:`replay` as Ray tasks, one per trajectory, merged in order."""
+    trajectories = [item for item in items if isinstance(item, Trajectory)]
+    shared = (list(specs), list(labels), setup.counter, setup.profile, setup.prices)
+    done = (lambda i: on_trajectory(trajectories[i].id)) if on_trajectory else None
+    parts = iter(
+        sweep.map(
+            replay_remote,
+            [(t, setup.budget, folder or FolderChoice()) for t in trajectories],
+            shared=shared,
+            on_done=done,
+        )
+    )
+    for item in items:
+        if isinstance(item, ImportFormatError):
+            _skip_all(result, item)
+            if on_trajectory is not None:
+                on_trajectory("error")
+        else:
+            _merge(result, next(parts))
+
+
+def replay_remote(
+    specs: list[StrategySpec],
+    labels: list[str],
+    counter: TokenCounter,
+    profile: ModelProfile,
+    prices: PriceTable,
+    traj: Trajectory,
+    budget: int | None,
+    folder: FolderChoice,
+) -> ReplayResult:
+    """One trajectory through every strategy (the job of a Ray task)."""
+    setup = _Setup(counter, profile, prices, budget, folder.source(), None)
+    result = ReplayResult({label: StrategyResult(label) for label in labels})
+    _replay_trajectory(traj, specs, labels, result, setup)
+    return result
+
+
+def _merge(into: ReplayResult, part: ReplayResult) -> None:
+    into.import_errors += part.import_errors
+    into.skipped_files += part.skipped_files
+    for label, res in part.strategies.items():
+        target = into.strategies[label]
+        target.rows += res.rows
+        target.render_ns += res.render_ns
+        target.fold_ms += res.fold_ms
+        target.skipped += res.skipped
+        target.errors += res.errors
 
 
 def replay_one(

@@ -15,6 +15,7 @@ from contextfold.bench.report import progress_bar
 from contextfold.core.errors import ContextFoldError
 
 __all__ = [
+    "LOCAL_RAY",
     "BaseUrlOpt",
     "BudgetOpt",
     "FoldCacheOpt",
@@ -22,6 +23,7 @@ __all__ = [
     "NoFoldCacheOpt",
     "PricesOpt",
     "ProfileOpt",
+    "RayOpt",
     "StrategyOpt",
     "ThreadsOpt",
     "TokenizerOpt",
@@ -31,6 +33,7 @@ __all__ = [
     "fail",
     "make_progress",
     "print_skipped",
+    "ray_argv",
     "save",
 ]
 
@@ -102,3 +105,31 @@ def print_skipped(messages: list[str], limit: int, label: str) -> None:
     if len(messages) > limit:
         more = len(messages) - limit
         err_console.print(f"[yellow]{label}:[/yellow] ... and {more} more (all in --json)")
+
+
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Fan the work out as Ray tasks: on the cluster at ADDRESS (host:6379, "
+        "ray://host:10001, auto), or on a local cluster with --ray alone (or --ray local).",
+        metavar="[ADDRESS]",
+    ),
+]
+
+
+LOCAL_RAY = "local"
+"""The ``--ray`` value that starts a local Ray cluster (what a bare ``--ray`` means)."""
+
+
+def ray_argv(argv: list[str]) -> list[str]:
+    """A bare ``--ray`` (last, or before another option or an existing path) gets the value
+    ``local``: click cannot make an option's value optional before positional arguments."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg != "--ray":
+            continue
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if following is None or following.startswith("-") or Path(following).exists():
+            out.append(LOCAL_RAY)
+    return out

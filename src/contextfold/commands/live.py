@@ -37,7 +37,9 @@ def run(
     max_steps: Annotated[int, typer.Option(min=1, help="Agent steps at most.")] = 30,
     budget: BudgetOpt = None,
     threads: Annotated[int, typer.Option(help="CPU threads of the embedded engine.")] = 2,
-    store: Annotated[Path | None, typer.Option(help="SQLite file keeping the session.")] = None,
+    store: Annotated[
+        str | None, typer.Option(help="SQLite file or postgresql:// URL keeping the session.")
+    ] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
     folder: FolderOpt = "agent",
     session: Annotated[
@@ -88,22 +90,25 @@ def run(
         table.add_row(key, f"{value:,.4f}" if isinstance(value, float) else str(value))
     console.print(table)
     if store is not None:
-        console.print(f"session {session} in {store}")
+        from contextfold.core.store import display_store
+
+        console.print(f"session {session} in {display_store(store)}")
     save(json_out, summary)
 
 
 def _open_session(
-    path: Path | None, session: str | None, resume: str | None, env: str, task: str | None
+    target: str | None, session: str | None, resume: str | None, env: str, task: str | None
 ) -> tuple[Any, str]:
     """The store (or None) and the session id to write: given, resumed or new."""
     from contextfold.bench.live import new_session_id
-    from contextfold.core.store import SQLiteStore
+    from contextfold.core.store import display_store, open_store
 
-    if resume is not None and (path is None or session not in (None, resume)):
+    if resume is not None and (target is None or session not in (None, resume)):
         fail("--resume ID needs --store (the file that holds the session) and no other --session")
-    if path is None:
+    if target is None:
         return None, session or new_session_id(env, task)
-    store = SQLiteStore(path)
+    store = open_store(target)
+    path = display_store(target)
     chosen = resume or session or new_session_id(env, task)
     known = store.list_sessions()
     if resume is not None and resume not in known:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -19,6 +20,7 @@ from contextfold.commands.common import (
     NoFoldCacheOpt,
     PricesOpt,
     ProfileOpt,
+    RayOpt,
     StrategyOpt,
     ThreadsOpt,
     TokenizerOpt,
@@ -33,6 +35,7 @@ from contextfold.commands.common import (
 from contextfold.core.errors import ContextFoldError
 
 if TYPE_CHECKING:
+    from contextfold.bench.cluster import FolderChoice, RaySweep
     from contextfold.core.folds import FoldRecord
     from contextfold.strategies.folding import FolderSource
 
@@ -58,6 +61,11 @@ def replay(
         bool, typer.Option("--hindsight", help="Add the hindsight bound (see the README).")
     ] = False,
     threads: ThreadsOpt = 2,
+    ray: RayOpt = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="With --ray: Ray tasks at once (default: the cluster's CPUs)."),
+    ] = None,
 ) -> None:
     """Replay recorded trajectories through strategies and compare what each would send."""
     for path in paths:
@@ -65,13 +73,16 @@ def replay(
             fail(f"{path} does not exist")
     if limit is not None and limit < 1:
         fail(f"--limit must be at least 1, got {limit}")
+    if workers is not None and ray is None:
+        fail("--workers needs --ray (replay runs in one process otherwise)")
     check_args(strategy, json_out)
-    options = _ReplayOptions(budget, tokenizer, prices, limit, hindsight)
+    options = _ReplayOptions(budget, tokenizer, prices, limit, hindsight, ray, workers)
+    choice = _choice(folder, base_url, fold_cache, no_fold_cache, threads)
     try:
-        folders = _folders(folder, base_url, fold_cache, no_fold_cache, threads)
+        folders = choice.source()
     except ContextFoldError as exc:
         fail(str(exc))
-    _run_replay(paths, strategy, model_profile, json_out, options, folders)
+    _run_replay(paths, strategy, model_profile, json_out, options, folders, choice)
 
 
 def demo(
@@ -81,7 +92,7 @@ def demo(
     """Replay the sample trajectories that ship with contextfold through the main strategies."""
     sample = Path(str(resources.files("contextfold") / "data"))
     _demo_intro()
-    options = _ReplayOptions(None, None, "default", None, False)
+    options = _ReplayOptions(None, None, "default", None, False, None, None)
     folders = _folders("scripted", None, None, True)  # a -s compact works offline, for free
     _run_replay([sample], strategy or DEMO_STRATEGIES, model_profile, None, options, folders)
 
@@ -109,6 +120,19 @@ class _ReplayOptions:
     prices: str
     limit: int | None
     hindsight: bool
+    ray: str | None
+    workers: int | None
+
+
+def _choice(
+    folder: str | None, base_url: str | None, cache: Path | None, no_cache: bool, threads: int
+) -> FolderChoice:
+    """The ``--folder`` settings, picklable (Ray workers build their folders from them)."""
+    from contextfold.bench.cluster import FolderChoice
+    from contextfold.strategies.folding import default_cache_path
+
+    path = None if no_cache else str(cache or default_cache_path())
+    return FolderChoice(folder, base_url, path, threads)
 
 
 def _folders(
@@ -144,6 +168,7 @@ def _run_replay(
     json_out: Path | None,
     options: _ReplayOptions,
     folders: FolderSource,
+    choice: FolderChoice | None = None,
 ) -> None:
     from contextfold.bench.replay import replay as run
     from contextfold.bench.report import replay_table
@@ -158,7 +183,9 @@ def _run_replay(
             fail(f"unknown price table {prices_name!r}; known: {', '.join(PRICE_TABLES)}")
         start = time.perf_counter()
         items = _read(paths, options.limit)
-        with make_progress() as progress:
+        with ExitStack() as stack:
+            sweep = _sweep(stack, options)
+            progress = stack.enter_context(make_progress())
             task = progress.add_task("replaying", total=len(items))
             folds = [0]
 
@@ -177,6 +204,8 @@ def _run_replay(
                 folders=folders,
                 on_fold=on_fold,
                 hindsight=options.hindsight,
+                sweep=sweep,
+                folder_choice=choice,
             )
         wall = time.perf_counter() - start
     except ContextFoldError as exc:
@@ -190,6 +219,14 @@ def _run_replay(
         print_skipped(res.errors, 5, f"skipped ({label})")
     print_skipped(result.import_errors, 10, "skipped")
     save(json_out, result.to_json())
+
+
+def _sweep(stack: ExitStack, options: _ReplayOptions) -> RaySweep | None:
+    if options.ray is None:
+        return None
+    from contextfold.bench.cluster import ray_sweep
+
+    return stack.enter_context(ray_sweep(options.ray, workers=options.workers))
 
 
 def _require_replayed(paths: list[Path], result: Any, json_out: Path | None) -> None:

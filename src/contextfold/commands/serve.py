@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import secrets
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -23,7 +22,11 @@ def serve(
     ],
     strategy: Annotated[str, typer.Option("--strategy", "-s", help="Strategy spec.")] = "refold",
     store: Annotated[
-        Path | None, typer.Option(help="SQLite file keeping every session (created 0600).")
+        str | None,
+        typer.Option(
+            help="SQLite file keeping every session (created 0600), or a postgresql:// URL "
+            "of a database that replicas share."
+        ),
     ] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8900,

@@ -6,6 +6,7 @@
     ├── MessageFormatError     a chat message that is not valid OpenAI format
     ├── HistoryError           an append that would break the history's invariants
     ├── StoreError             a store that cannot be opened, or a session that is missing
+    │   └── StoreConflictError a write that lost a race (session exists, index not next)
     ├── ViewError              a strategy rendered an invalid view (names strategy and step)
     ├── ConfigError            a strategy spec or option that cannot be built
     ├── TokenizerError         a tokenizer that cannot be loaded offline
@@ -25,6 +26,7 @@ __all__ = [
     "ImportFormatError",
     "MessageFormatError",
     "ModelError",
+    "StoreConflictError",
     "StoreError",
     "TokenizerError",
     "ViewError",
@@ -45,6 +47,11 @@ class HistoryError(ContextFoldError, ValueError):
 
 class StoreError(ContextFoldError):
     """A store cannot be opened or written, or a session does not exist."""
+
+
+class StoreConflictError(StoreError):
+    """A write found the store moved on: the session already exists, or its next index is not
+    the one written (another writer appended first). Nothing was written."""
 
 
 class ViewError(ContextFoldError):

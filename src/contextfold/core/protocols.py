@@ -7,7 +7,7 @@
   model, outside ``render``), :class:`Compacting` (shrinks on demand when a view is over the
   budget, and counts the compactions it forced).
 - :class:`Store`: persists sessions (system message, metadata, steps, fold records) and the
-  call log.
+  call log. :class:`SharedStore`: a store other processes write to at the same time.
 - :class:`Model`, :class:`Environment`, :class:`UserSimulator`: live runs.
 """
 
@@ -31,6 +31,7 @@ __all__ = [
     "Folding",
     "Model",
     "SessionRecord",
+    "SharedStore",
     "Store",
     "Strategy",
     "ToolProvider",
@@ -162,6 +163,18 @@ class Store(Protocol):
 
     def load_calls(self, session_id: str) -> list[dict[str, Any]]:
         """The recorded calls in order: dicts with call, step, messages, usage, created_at."""
+        ...
+
+
+@runtime_checkable
+class SharedStore(Protocol):
+    """A store that other processes write to at the same time (replicas of ``contextfold
+    serve`` on one PostgreSQL database). The proxy polls :meth:`step_counts` before each
+    request to see the sessions other replicas created or extended, and a write that lost a
+    race raises :class:`~contextfold.core.errors.StoreConflictError`."""
+
+    def step_counts(self) -> dict[str, int]:
+        """How many steps every session holds now."""
         ...
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from contextfold.core.counters import resolve_counter
 from contextfold.core.protocols import Store, Strategy
-from contextfold.core.store import MemoryStore, SQLiteStore
+from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, is_postgres_url
 from contextfold.serve.config import ServeConfig
 from contextfold.serve.proxy import Proxy
 from contextfold.serve.sessions import SessionManager
@@ -18,18 +18,23 @@ __all__ = ["build_proxy", "make_strategy_factory", "open_private"]
 
 
 def build_proxy(config: ServeConfig) -> Proxy:
-    """The proxy for ``config`` (checked: strategy spec, token, store path, upstream)."""
+    """The proxy for ``config`` (checked: strategy spec, token, store, upstream)."""
     config.check()
     make_strategy = make_strategy_factory(config)
     make_strategy()  # a bad spec fails now, not at the first request
     counter = resolve_counter(config.counter)
+    if is_postgres_url(config.store):
+        PostgresStore(str(config.store)).close()  # unreachable or foreign: fails now, clearly
 
     def open_sessions() -> tuple[SessionManager, Callable[[], None]]:
         store: Store
         if config.store is None:
             store, close = MemoryStore(), (lambda: None)
+        elif is_postgres_url(config.store):
+            shared = PostgresStore(str(config.store))
+            store, close = shared, shared.close
         else:
-            open_private(config.store)
+            open_private(Path(config.store))
             sqlite = SQLiteStore(config.store, synchronous="FULL" if config.fsync else "NORMAL")
             store, close = sqlite, sqlite.close
         return SessionManager(store, make_strategy, counter, budget=config.budget), close

@@ -19,8 +19,9 @@ class ServeConfig:
 
     upstream: str
     strategy: str = "refold"
-    store: Path | None = None
-    """SQLite file keeping every session; None keeps them in memory only."""
+    store: Path | str | None = None
+    """SQLite file keeping every session, or a ``postgresql://`` URL of a database that
+    replicas share; None keeps them in memory only."""
     token: str | None = None
     """Bearer token clients must present; None only with ``no_auth`` on a loopback host."""
     no_auth: bool = False

@@ -14,6 +14,13 @@ Two phases: :meth:`SessionManager.begin` appends the new steps through a
 :class:`~contextfold.serve.buffered.BufferedStore`; :meth:`SessionManager.commit` writes them
 when the request has succeeded, :meth:`SessionManager.discard` forgets them (and rebuilds the
 session from the store) when it failed.
+
+Replicas (several proxies on one :class:`~contextfold.core.protocols.SharedStore`): before each
+request the manager polls the store's step counts and reopens the sessions other replicas
+created or extended, so requests of one conversation may alternate between replicas. Two
+replicas that extend the same session at once race in the database: the first write of a turn
+claims the next index, and the loser's turn, nothing of it written, is written instead as a new
+branch (see :mod:`~contextfold.serve.replicas`), as a busy session branches within one proxy.
 """
 
 from __future__ import annotations
@@ -24,13 +31,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextfold.core.errors import StoreConflictError
 from contextfold.core.history import History
 from contextfold.core.messages import Message
-from contextfold.core.protocols import Compacting, Folding, Store, Strategy, ToolProvider
+from contextfold.core.protocols import (
+    Compacting,
+    Folding,
+    SharedStore,
+    Store,
+    Strategy,
+    ToolProvider,
+)
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View, render_checked
 from contextfold.serve.buffered import BufferedStore
 from contextfold.serve.conversation import Conversation, chain_hashes
+from contextfold.serve.replicas import SentCall, branch_meta, write_branch
 
 __all__ = ["Session", "SessionManager", "Turn"]
 
@@ -60,7 +76,12 @@ class Turn:
     folds: int
     view: View
     received_tokens: int
-    calls: int = field(default=0)
+    sent: list[SentCall] = field(default_factory=list)
+    """The upstream calls of this turn (written again if the turn is moved to a branch)."""
+
+    @property
+    def calls(self) -> int:
+        return len(self.sent)
 
     @property
     def own_tools(self) -> list[dict[str, Any]]:
@@ -87,15 +108,39 @@ class SessionManager:
         self._index: dict[str, list[tuple[str, int]]] = {}
         self._reserved: set[str] = set()
         """Ids of sessions created by requests still in flight."""
+        self._foreign: set[str] = set()
+        """Ids of stored sessions the proxy did not make (never served)."""
 
     def load(self) -> int:
         """Index the sessions the store already holds (those the proxy made); returns how many."""
         for session_id in self.store.list_sessions():
-            meta = self.store.load_session(session_id).meta.get("serve")
-            if isinstance(meta, dict):
-                session = self._reopen(session_id, str(meta.get("family", "")))
-                self._index_from(session, 0)
+            self._adopt(session_id)
         return len(self.sessions)
+
+    def sync(self) -> int:
+        """See what other replicas wrote to a shared store: reopen the sessions they created
+        or extended (not those busy here); returns how many. Nothing to do on other stores."""
+        if not isinstance(self.store, SharedStore):
+            return 0
+        changed = 0
+        for sid, steps in self.store.step_counts().items():
+            known = self.sessions.get(sid)
+            if sid in self._foreign or sid in self._reserved:
+                continue
+            if known is None:
+                changed += self._adopt(sid)
+            elif known.committed != steps and not known.busy:
+                self._index_from(self._reopen(sid, known.family), known.committed + 1)
+                changed += 1
+        return changed
+
+    def _adopt(self, session_id: str) -> int:
+        meta = self.store.load_session(session_id).meta.get("serve")
+        if not isinstance(meta, dict):
+            self._foreign.add(session_id)
+            return 0
+        self._index_from(self._reopen(session_id, str(meta.get("family", ""))), 0)
+        return 1
 
     def in_flight(self) -> int:
         """Requests holding a session now (busy sessions, and new ones not yet committed)."""
@@ -104,6 +149,7 @@ class SessionManager:
     def begin(self, conv: Conversation, family: str) -> Turn:
         """Find or branch the session ``conv`` continues; append its new steps (buffered),
         fold and render the view to send."""
+        self.sync()
         k, candidates = self._longest_prefix(conv)
         tip = next((s for s in candidates if s.committed == k and not s.busy), None)
         session = tip or self._branch(conv, family, k, candidates[0] if candidates else None)
@@ -142,21 +188,44 @@ class SessionManager:
     def record_call(self, turn: Turn, messages: list[Message], usage: dict[str, int]) -> None:
         """Keep one upstream call of the turn in the session's call log (buffered)."""
         session = turn.session
-        session.buffer.record_call(
-            session.id, step=len(session.history), messages=messages, usage=usage
-        )
-        turn.calls += 1
+        call = SentCall(step=len(session.history), messages=messages, usage=usage)
+        session.buffer.record_call(session.id, step=call.step, messages=messages, usage=usage)
+        turn.sent.append(call)
 
     def commit(self, turn: Turn) -> None:
         """The request succeeded: write its steps, folds and calls; index the new prefixes."""
         session = turn.session
-        session.buffer.commit()
+        try:
+            session.buffer.commit()
+        except StoreConflictError:
+            if not isinstance(self.store, SharedStore):
+                raise
+            self._move_to_branch(turn)
+            return
         self._reserved.discard(session.id)
         start = 0 if turn.created else session.committed + 1
         session.committed = len(session.history)
         self.sessions[session.id] = session
         self._index_from(session, start)
         session.busy = False
+
+    def _move_to_branch(self, turn: Turn) -> None:
+        """Another replica claimed the session (or the new session's id) first: write the turn
+        as a new branch holding the whole conversation, and reopen both from the store."""
+        session = turn.session
+        self._reserved.discard(session.id)
+        parent = None if turn.created else session.id
+        meta = (  # a new session keeps its own meta (it may be a branch already)
+            dict(session.history.meta)
+            if parent is None
+            else branch_meta(session.family, parent, session.committed)
+        )
+        new_id = write_branch(
+            self.store, session.history, meta, turn.sent, lambda: self._new_id(session.family)
+        )
+        self._index_from(self._reopen(new_id, session.family), 0)
+        if parent is not None:
+            self._index_from(self._reopen(parent, session.family), session.committed + 1)
 
     def discard(self, turn: Turn) -> None:
         """The request failed: forget its writes and rebuild the session as stored."""
@@ -181,13 +250,7 @@ class SessionManager:
     def _branch(self, conv: Conversation, family: str, k: int, parent: Session | None) -> Session:
         """A new session holding the first ``k`` steps of ``conv`` (a copy of ``parent``'s)."""
         forked = parent is not None and k > 0
-        meta = {
-            "serve": {
-                "family": family,
-                "parent": parent.id if forked and parent else None,
-                "fork_at": k if forked else None,
-            }
-        }
+        meta = branch_meta(family, parent.id if forked and parent else None, k)
         session_id = self._new_id(family)
         self._reserved.add(session_id)
         buffer = BufferedStore(self.store)

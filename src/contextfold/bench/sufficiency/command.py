@@ -6,6 +6,7 @@ Imports only typer and rich at module level; the benchmark itself is imported wh
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,6 +20,7 @@ from rich.table import Table
 from contextfold.bench.args import check_specs, check_writable
 from contextfold.bench.output import save_json
 from contextfold.bench.report import WIDE, WIDE_FOLDED, progress_bar
+from contextfold.commands.common import RayOpt
 from contextfold.core.errors import ContextFoldError
 
 if TYPE_CHECKING:
@@ -48,7 +50,10 @@ def sufficiency(
     both: Annotated[bool, typer.Option("--both", help="Run normal and noisy mode.")] = False,
     tasks: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks.")] = None,
     task: Annotated[list[str], typer.Option("--task", help="Only these task ids.")] = [],  # noqa: B006
-    workers: Annotated[int, typer.Option(min=1, help="Processes (tasks run in parallel).")] = 2,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Processes, or Ray tasks at once (tasks run in parallel).")
+    ] = 2,
+    ray: RayOpt = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the rows here.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Draw context tokens per step (PNG).")] = None,
     folder: Annotated[
@@ -77,7 +82,7 @@ def sufficiency(
         check_specs(strategy)
         check_writable(json_out)
         check_writable(plot, option="--plot")
-        results, wall = _run(domain, settings, task, tasks, workers, choice)
+        results, wall = _run(domain, settings, task, tasks, workers, choice, ray)
         if plot is not None:
             from contextfold.bench.sufficiency.plot import plot_context
 
@@ -105,9 +110,11 @@ def _run(
     first: int | None,
     workers: int,
     folder: FolderChoice,
+    ray: str | None = None,
 ) -> tuple[list[RunResult], float]:
     """Run the matrix over the domain's scorable tasks with a progress bar; results and wall
     time in seconds."""
+    from contextfold.bench.cluster import ray_sweep
     from contextfold.bench.sufficiency.runner import run_matrix
     from contextfold.envs.tau2 import list_tasks
 
@@ -115,10 +122,13 @@ def _run(
     ids = [t for t in scorable if not only or t in only][:first]
     console.print(
         f"{domain}: {len(scorable)} of {len(list_tasks(domain))} tasks are scored without a "
-        f"model; running {len(ids)} x {len(settings)} settings on {workers} processes"
+        f"model; running {len(ids)} x {len(settings)} settings on {workers} "
+        + (f"Ray tasks at once (cluster {ray})" if ray else "processes")
     )
     start = time.perf_counter()
-    with _progress() as progress:
+    with ExitStack() as stack:
+        sweep = stack.enter_context(ray_sweep(ray, workers=workers)) if ray else None
+        progress = stack.enter_context(_progress())
         bar = progress.add_task(domain, total=len(ids))
         results = run_matrix(
             domain,
@@ -127,6 +137,7 @@ def _run(
             workers=workers,
             on_task=lambda _: progress.advance(bar),
             folder=folder,
+            sweep=sweep,
         )
     return results, time.perf_counter() - start
 

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from contextfold.agent.loop import Agent
+from contextfold.bench.cluster import FolderChoice, RaySweep
 from contextfold.bench.sufficiency.noise import NoisyEnv
 from contextfold.bench.sufficiency.oracle import Oracle
 from contextfold.bench.sufficiency.plan import build_plan
@@ -37,7 +38,7 @@ from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
 from contextfold.core.meter import FOLD_KEYS
 from contextfold.envs.tau2 import Tau2Env
-from contextfold.strategies.folding import FoldCache, FolderSource
+from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy
 
 __all__ = [
@@ -241,24 +242,6 @@ def _calls(message: Message) -> list[str]:
     return [f"user:{c.name}:{c.arguments}" for c in message.tool_calls]
 
 
-@dataclass(frozen=True, slots=True)
-class FolderChoice:
-    """What a worker process needs to build its folders (a picklable ``--folder``)."""
-
-    default: str | None = None
-    base_url: str | None = None
-    cache: str | None = None
-    """Fold cache file; None: no cache."""
-    threads: int = 2
-    """CPU threads of an embedded folder."""
-
-    def source(self) -> FolderSource:
-        cache = FoldCache(self.cache) if self.cache is not None else None
-        return FolderSource(
-            default=self.default, base_url=self.base_url, cache=cache, threads=self.threads
-        )
-
-
 def run_one(
     domain: str, task_id: str, setting: Setting, folder: FolderChoice | None = None
 ) -> RunResult:
@@ -274,6 +257,13 @@ def run_task(
     return [runner.run(s) for s in settings]
 
 
+def _run_task_last(
+    domain: str, settings: Sequence[Setting], folder: FolderChoice, task_id: str
+) -> list[RunResult]:
+    """:func:`run_task` with the task id last (the shared arguments of a Ray sweep first)."""
+    return run_task(domain, task_id, settings, folder)
+
+
 def run_matrix(
     domain: str,
     task_ids: Sequence[str],
@@ -282,12 +272,19 @@ def run_matrix(
     workers: int = 1,
     on_task: Callable[[str], None] | None = None,
     folder: FolderChoice | None = None,
+    sweep: RaySweep | None = None,
 ) -> list[RunResult]:
-    """Every setting on every task; ``workers`` > 1 runs tasks in that many processes."""
+    """Every setting on every task; ``workers`` > 1 runs tasks in that many processes, a
+    ``sweep`` runs each task as a Ray task (results in the same order either way)."""
     folder = folder or FolderChoice()
     for setting in settings:  # a bad spec, or a missing folder, fails before any work
         build_strategy(setting.strategy, folders=FolderSource(default=folder.default))
     results: list[RunResult] = []
+    if sweep is not None:
+        done = (lambda i: on_task(task_ids[i])) if on_task else None
+        shared = (domain, list(settings), folder)
+        parts = sweep.map(_run_task_last, [(t,) for t in task_ids], shared=shared, on_done=done)
+        return [r for part in parts for r in part]
     if workers <= 1:
         for task_id in task_ids:
             results += run_task(domain, task_id, settings, folder)

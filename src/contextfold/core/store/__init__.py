@@ -1,4 +1,5 @@
-"""Session stores: :class:`MemoryStore` (in memory) and :class:`SQLiteStore` (one SQLite file).
+"""Session stores: :class:`MemoryStore` (in memory), :class:`SQLiteStore` (one SQLite file) and
+:class:`PostgresStore` (a PostgreSQL database that several processes share).
 
 Both implement the :class:`~contextfold.core.protocols.Store` protocol: sessions, their steps,
 their fold logs (:meth:`~SQLiteStore.append_fold`), and the call log
@@ -29,13 +30,31 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`, ``PRAGMA application_i
 A version-1 file (before fold logs) is upgraded in place when opened: the ``folds`` table is
 added, nothing stored changes.
 
+:class:`PostgresStore` keeps the same tables and guarantees in a PostgreSQL database (its
+schema adds a ``steps`` count to ``sessions`` and a ``contextfold_schema`` version table): each
+write is one transaction that locks the session's row, so concurrent appends to one session
+from several processes are serialised by the server. :func:`open_store` opens either from a
+store argument: a ``postgresql://`` (or ``postgres://``) URL, or a file path.
+
 Layout: :mod:`._common` holds the helpers both stores share, :mod:`.memory` the memory store,
 :mod:`.sqlite` the SQLite store, :mod:`._sqlite_open` opening a file (checks, pragmas, schema)
-and :mod:`._sqlite_codec` decoding rows read back from it.
+and :mod:`._sqlite_codec` decoding rows read back from it (from either database);
+:mod:`.postgres` and :mod:`._postgres_open` the PostgreSQL store; :mod:`.opening` the choice.
 """
 
 from contextfold.core.store._sqlite_open import APPLICATION_ID, SCHEMA_VERSION
 from contextfold.core.store.memory import MemoryStore
+from contextfold.core.store.opening import display_store, is_postgres_url, open_store
+from contextfold.core.store.postgres import PostgresStore
 from contextfold.core.store.sqlite import SQLiteStore
 
-__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "MemoryStore", "SQLiteStore"]
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA_VERSION",
+    "MemoryStore",
+    "PostgresStore",
+    "SQLiteStore",
+    "display_store",
+    "is_postgres_url",
+    "open_store",
+]

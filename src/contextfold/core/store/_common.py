@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from contextfold.core.errors import StoreError
+from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message
@@ -74,8 +74,8 @@ def _missing(session_id: str, where: str) -> StoreError:
     return StoreError(f"session {session_id!r} does not exist in {where}")
 
 
-def _not_next(session_id: str, index: int, expected: int) -> StoreError:
-    return StoreError(
+def _not_next(session_id: str, index: int, expected: int) -> StoreConflictError:
+    return StoreConflictError(
         f"session {session_id!r}: step index {index} is not the next index {expected}; "
         "nothing was written"
     )

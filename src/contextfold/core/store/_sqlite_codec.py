@@ -14,15 +14,15 @@ from contextfold.core.store._common import _call_record
 
 
 class _Decoder:
-    """Turns the JSON columns of one store file back into values; names the file on errors."""
+    """Turns the JSON columns of one store back into values; names the store on errors."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | str) -> None:
         self.path = path
 
     def corrupt(self, where: str, problem: str) -> StoreError:
         return StoreError(
             f"{self.path} is corrupt: {where}: {problem} "
-            "(the file was changed outside contextfold; restore a copy)"
+            "(the store was changed outside contextfold; restore a copy)"
         )
 
     def decode_json(self, text: Any, where: str) -> Any:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from contextfold.core.errors import StoreError
+from contextfold.core.errors import StoreConflictError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage
@@ -51,7 +51,7 @@ class MemoryStore:
         meta: Mapping[str, Any],
     ) -> None:
         if session_id in self._sessions:
-            raise StoreError(f"session {session_id!r} already exists in the memory store")
+            raise StoreConflictError(f"session {session_id!r} already exists in the memory store")
         copied = _json_copy(meta, f"metadata of session {session_id!r}")
         self._sessions[session_id] = _MemorySession(system, counter, copied, [], [], [])
 

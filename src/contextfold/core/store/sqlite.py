@@ -9,7 +9,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from contextfold.core.errors import StoreError
+from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage, to_openai
@@ -89,7 +89,7 @@ class SQLiteStore:
         meta_json = _dumps(dict(meta), f"metadata of session {session_id!r}")
         with self._transaction(f"create session {session_id!r}") as conn:
             if _session_exists(conn, session_id):
-                raise StoreError(f"session {session_id!r} already exists in {self.path}")
+                raise StoreConflictError(f"session {session_id!r} already exists in {self.path}")
             conn.execute(
                 "INSERT INTO sessions (session_id, system, counter, meta, created_at)"
                 " VALUES (?, ?, ?, ?, ?)",

@@ -1,0 +1,75 @@
+"""Proxy replicas on one shared store: a turn that lost a race becomes a branch of its own.
+
+Two replicas that continue the same session at once both hold it "free" in their own memory;
+the database decides: the first write of a turn (its first step, or a new session's creation)
+claims the next index, and the other replica gets a
+:class:`~contextfold.core.errors.StoreConflictError` before anything of its turn is written. The
+loser's conversation is then written whole as a new session (the shared prefix copied, its
+parent and fork point in the metadata), just as a busy session branches within one proxy, so
+nothing is lost, nothing is written twice, and no stored step is altered.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from contextfold.core.errors import StoreConflictError
+from contextfold.core.history import History
+from contextfold.core.messages import Message
+from contextfold.core.protocols import Store
+
+__all__ = ["SentCall", "branch_meta", "write_branch"]
+
+_ATTEMPTS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class SentCall:
+    """One upstream call of a turn, as the call log keeps it."""
+
+    step: int
+    messages: list[Message]
+    usage: dict[str, int]
+
+
+def branch_meta(family: str, parent: str | None, fork_at: int) -> dict[str, Any]:
+    """The ``serve`` metadata of a session: its family, and where it forked from (if it did)."""
+    return {
+        "serve": {
+            "family": family,
+            "parent": parent,
+            "fork_at": fork_at if parent is not None else None,
+        }
+    }
+
+
+def write_branch(
+    store: Store,
+    history: History,
+    meta: dict[str, Any],
+    sent: list[SentCall],
+    new_id: Callable[[], str],
+) -> str:
+    """Write ``history`` (steps, fold log) and the turn's calls as a new session; its id.
+
+    The id comes from ``new_id``; if another writer takes it first, a fresh one is drawn.
+    """
+    for attempt in range(_ATTEMPTS):
+        session_id = new_id() if attempt == 0 else f"{new_id()}~{uuid.uuid4().hex[:8]}"
+        try:
+            store.create_session(
+                session_id, system=history.system, counter=history.counter.name, meta=meta
+            )
+        except StoreConflictError:
+            continue
+        for step in history.steps:
+            store.append_step(session_id, step)
+        for record in history.folds:
+            store.append_fold(session_id, record)
+        for call in sent:
+            store.record_call(session_id, step=call.step, messages=call.messages, usage=call.usage)
+        return session_id
+    raise StoreConflictError(f"no free session id for a branch after {_ATTEMPTS} attempts")
