@@ -16,7 +16,7 @@ from typing import Literal
 
 import pytest
 
-from contextfold.core.errors import StoreError
+from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.history import History, Step, make_step
 from contextfold.core.messages import (
     AssistantMessage,
@@ -150,14 +150,18 @@ def test_list_sessions_sorted(make_store: StoreFactory) -> None:
 def test_calls_roundtrip(make_store: StoreFactory) -> None:
     store = make_store()
     store.create_session("s", system=SYSTEM, counter="c", meta={})
+    store.append_step("s", make_step(0, [UserMessage("hi ✓")], COUNTER))
     sent: list[Message] = [SYSTEM, UserMessage("hi ✓")]
     store.record_call("s", step=1, messages=sent, usage={"prompt_tokens": 12, "cached_tokens": 8})
-    store.record_call("s", step=3, messages=[*sent, AssistantMessage("yo")], usage={})
+    more: list[Message] = [AssistantMessage("yo"), UserMessage("and?")]
+    for index, message in enumerate(more, start=1):
+        store.append_step("s", make_step(index, [message], COUNTER))
+    store.record_call("s", step=3, messages=[*sent, *more], usage={})
     calls = make_store().load_calls("s")
     assert [c["call"] for c in calls] == [0, 1]
     assert [c["step"] for c in calls] == [1, 3]
     assert calls[0]["messages"] == sent
-    assert calls[1]["messages"] == [*sent, AssistantMessage("yo")]
+    assert calls[1]["messages"] == [*sent, *more]
     assert calls[0]["usage"] == {"prompt_tokens": 12, "cached_tokens": 8}
     assert isinstance(calls[0]["created_at"], str)
 
@@ -176,6 +180,23 @@ def test_index_gap_rejected_without_writing(make_store: StoreFactory, bad_index:
     assert [s.message.content for s in steps] == ["first"]
     store.append_step("s", make_step(1, [AssistantMessage("next")], COUNTER))  # still usable
     assert len(make_store().load_session("s").steps) == 2
+
+
+@pytest.mark.parametrize("stale", [0, 1, 3])
+def test_call_not_at_the_step_count_rejected_without_writing(
+    make_store: StoreFactory, stale: int
+) -> None:
+    """A call record names the steps its prompt held: if the session holds more (another
+    writer appended after the prompt was built) or fewer, it is a conflict, nothing written."""
+    store = make_store()
+    store.create_session("s", system=None, counter=COUNTER.name, meta={})
+    for index in range(2):
+        store.append_step("s", make_step(index, [UserMessage(f"m{index}")], COUNTER))
+    with pytest.raises(StoreConflictError, match=rf"a call sent {stale} steps .* holds 2;"):
+        store.record_call("s", step=stale, messages=[], usage={"n": 1})
+    assert make_store().load_calls("s") == []
+    store.record_call("s", step=2, messages=[], usage={"n": 2})  # still usable
+    assert [c["usage"] for c in make_store().load_calls("s")] == [{"n": 2}]
 
 
 def test_step_with_mismatched_counts_rejected(make_store: StoreFactory) -> None:

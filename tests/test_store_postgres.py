@@ -8,7 +8,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from contextfold.core.errors import StoreError
+from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.history import make_step
 from contextfold.core.messages import AssistantMessage, UserMessage
 from contextfold.core.store import PostgresStore, SQLiteStore, display_store, open_store
@@ -97,12 +97,14 @@ def test_two_connections_see_each_others_appends(postgres: TempPostgres) -> None
 
 def test_concurrent_appends_to_one_session_are_serialised(postgres: TempPostgres) -> None:
     """Eight writers, each on its own connection, race to append the next step 25 times; every
-    index is won by exactly one of them and the others are told it is not next."""
+    index is won by exactly one of them and the others are told it is not next. After each
+    step it won, a writer records a call sent the steps so far: that too is refused when
+    another writer appended in between, so every call points just after its writer's step."""
     url = postgres.new_database()
     with PostgresStore(url) as setup:
         setup.create_session("race", system=None, counter="c", meta={})
     won: list[tuple[int, int]] = []
-    lost = [0]
+    lost = {"steps": 0, "calls": 0}
     lock = threading.Lock()
     start = threading.Barrier(8)
 
@@ -113,13 +115,19 @@ def test_concurrent_appends_to_one_session_are_serialised(postgres: TempPostgres
                 index = store.step_counts()["race"]
                 try:
                     store.append_step("race", make_step(index, [UserMessage(f"w{n}")], COUNTER))
-                    store.record_call("race", step=index, messages=[], usage={"n": n})
-                    with lock:
-                        won.append((index, n))
-                except StoreError as exc:
+                except StoreConflictError as exc:
                     assert "is not the next index" in str(exc)
                     with lock:
-                        lost[0] += 1
+                        lost["steps"] += 1
+                    continue
+                with lock:
+                    won.append((index, n))
+                try:
+                    store.record_call("race", step=index + 1, messages=[], usage={"n": n})
+                except StoreConflictError as exc:
+                    assert f"a call sent {index + 1} steps" in str(exc)
+                    with lock:
+                        lost["calls"] += 1
 
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
     for thread in threads:
@@ -130,11 +138,15 @@ def test_concurrent_appends_to_one_session_are_serialised(postgres: TempPostgres
         record = store.load_session("race")
         calls = store.load_calls("race")
     assert sorted(i for i, _ in won) == list(range(len(won)))  # no index twice, none skipped
-    assert len(won) + lost[0] == 8 * 25
+    assert len(won) + lost["steps"] == 8 * 25
     assert [s.index for s in record.steps] == list(range(len(won)))
     winners = dict(won)
     assert [s.message.content for s in record.steps] == [f"w{winners[i]}" for i in range(len(won))]
-    assert [c["call"] for c in calls] == list(range(len(won)))
+    steps = [c["step"] for c in calls]
+    assert steps == sorted(set(steps))  # one call per step at most, in order
+    assert steps[-1] == len(won)  # nobody appended after the last step: its call is kept
+    assert all(c["usage"]["n"] == winners[c["step"] - 1] for c in calls)
+    assert len(calls) + lost["calls"] == len(won)  # each won step: its call kept or refused
 
 
 @pytest.mark.parametrize("acked_before_kill", [5, 200])

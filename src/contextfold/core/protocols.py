@@ -158,7 +158,11 @@ class Store(Protocol):
         messages: Sequence[Message],
         usage: Mapping[str, int],
     ) -> None:
-        """Keep the messages one model call was sent and the usage it reported."""
+        """Keep the messages one model call was sent and the usage it reported.
+
+        ``step`` is the index of the step the call's reply produces, so the session must hold
+        exactly ``step`` steps (those the call was sent) when the record is written; otherwise
+        raises StoreConflictError and writes nothing."""
         ...
 
     def load_calls(self, session_id: str) -> list[dict[str, Any]]:

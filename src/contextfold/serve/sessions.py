@@ -18,9 +18,12 @@ session from the store) when it failed.
 Replicas (several proxies on one :class:`~contextfold.core.protocols.SharedStore`): before each
 request the manager polls the store's step counts and reopens the sessions other replicas
 created or extended, so requests of one conversation may alternate between replicas. Two
-replicas that extend the same session at once race in the database: the first write of a turn
-claims the next index, and the loser's turn, nothing of it written, is written instead as a new
-branch (see :mod:`~contextfold.serve.replicas`), as a busy session branches within one proxy.
+replicas that use the same session at once race in the database: each write of a turn checks
+the session's step count (a step its index, a call record the steps its prompt held), and the
+loser's turn is written instead as a new branch (see :mod:`~contextfold.serve.replicas`), as a
+busy session branches within one proxy. So a turn that adds no step (a client's retry) and
+whose session another replica extended meanwhile keeps its call in a branch holding exactly
+the steps the call was sent, never in the moved-on session under a stale index.
 """
 
 from __future__ import annotations
@@ -210,8 +213,10 @@ class SessionManager:
         session.busy = False
 
     def _move_to_branch(self, turn: Turn) -> None:
-        """Another replica claimed the session (or the new session's id) first: write the turn
-        as a new branch holding the whole conversation, and reopen both from the store."""
+        """Another replica claimed the session (or the new session's id) first, or extended
+        the session before this turn's call records were written: write the turn as a new
+        branch holding the whole conversation and its calls, and reopen both from the store.
+        Steps of the turn already written to the session stay there (each at its right index)."""
         session = turn.session
         self._reserved.discard(session.id)
         parent = None if turn.created else session.id

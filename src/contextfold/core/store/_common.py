@@ -1,4 +1,4 @@
-"""Helpers shared by :class:`MemoryStore` and :class:`SQLiteStore`: JSON, checks, error texts."""
+"""Helpers shared by the stores (memory, SQLite, PostgreSQL): JSON, checks, error texts."""
 
 from __future__ import annotations
 
@@ -56,6 +56,17 @@ def _check_fold(session_id: str, record: FoldRecord, steps: int) -> None:
 def _check_call_step(session_id: str, step: int) -> None:
     if step < 0:
         raise StoreError(f"session {session_id!r}: a call's step index must be >= 0, got {step}")
+
+
+def _check_call_at(session_id: str, step: int, steps: int) -> None:
+    """A call record points at the step its reply produces: the session must hold exactly the
+    ``step`` steps the call was sent (more means another writer appended after the prompt was
+    built, fewer that the prompt held steps that were never stored)."""
+    if step != steps:
+        raise StoreConflictError(
+            f"session {session_id!r}: a call sent {step} steps is recorded, but the session "
+            f"holds {steps}; nothing was written"
+        )
 
 
 def _call_record(

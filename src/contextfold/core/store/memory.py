@@ -14,6 +14,7 @@ from contextfold.core.messages import Message, SystemMessage
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._common import (
     _call_record,
+    _check_call_at,
     _check_call_step,
     _check_fold,
     _check_step,
@@ -90,9 +91,11 @@ class MemoryStore:
         messages: Sequence[Message],
         usage: Mapping[str, int],
     ) -> None:
-        """Keep the messages one model call was sent and the usage it reported."""
+        """Keep the messages one model call was sent and the usage it reported; the session
+        must hold exactly ``step`` steps (those the call was sent)."""
         session = self._get(session_id)
         _check_call_step(session_id, step)
+        _check_call_at(session_id, step, len(session.steps))
         copied = _json_copy(usage, f"usage of a call in session {session_id!r}")
         record = _call_record(len(session.calls), step, list(messages), copied, _now())
         session.calls.append(record)

@@ -15,6 +15,7 @@ from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage, to_openai
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._common import (
+    _check_call_at,
     _check_call_step,
     _check_fold,
     _check_step,
@@ -174,14 +175,16 @@ class PostgresStore:
     ) -> None:
         """Keep the messages one model call was sent and the usage it reported (one transaction).
 
-        ``step`` is the index of the step the call produced (it may not be appended yet).
+        ``step`` is the index of the step the call's reply produces: the session must hold
+        exactly ``step`` steps, checked under the row lock like an append, so a call whose
+        session another process extended meanwhile raises :class:`StoreConflictError`.
         """
         _check_call_step(session_id, step)
         where = f"a call in session {session_id!r}"
         messages_json = _dumps([to_openai(m) for m in messages], f"messages of {where}")
         usage_json = _dumps(dict(usage), f"usage of {where}")
         with self._transaction(f"record {where}") as db:
-            self._lock_session(db, session_id)
+            _check_call_at(session_id, step, self._lock_session(db, session_id))
             db.execute(
                 "INSERT INTO calls (session_id, call_idx, step_idx, messages, usage, created_at)"
                 " VALUES (%s, (SELECT COALESCE(MAX(call_idx) + 1, 0) FROM calls"

@@ -15,6 +15,7 @@ from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage, to_openai
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._common import (
+    _check_call_at,
     _check_call_step,
     _check_fold,
     _check_step,
@@ -172,7 +173,8 @@ class SQLiteStore:
     ) -> None:
         """Keep the messages one model call was sent and the usage it reported (one transaction).
 
-        ``step`` is the index of the step the call produced (it may not be appended yet).
+        ``step`` is the index of the step the call's reply produces: the session must hold
+        exactly ``step`` steps (checked in the write transaction, like an append).
         """
         _check_call_step(session_id, step)
         where = f"a call in session {session_id!r}"
@@ -180,6 +182,7 @@ class SQLiteStore:
         usage_json = _dumps(dict(usage), f"usage of {where}")
         with self._transaction(f"record {where}") as conn:
             self._require_session(conn, session_id)
+            _check_call_at(session_id, step, _next_index(conn, "steps", "idx", session_id))
             call_idx = _next_index(conn, "calls", "call_idx", session_id)
             conn.execute(
                 "INSERT INTO calls (session_id, call_idx, step_idx, messages, usage, created_at)"
