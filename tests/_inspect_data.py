@@ -1,5 +1,6 @@
 """Sessions for the inspector's tests and benchmark: a stored live session (ScriptedModel
-through the agent loop into a SQLiteStore) and a synthetic mini-swe-agent trajectory."""
+through the agent loop into a SQLite file or a PostgreSQL database) and a synthetic
+mini-swe-agent trajectory."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from contextfold.agent import Agent
 from contextfold.core.history import History
 from contextfold.core.messages import SystemMessage
-from contextfold.core.store import SQLiteStore
+from contextfold.core.store import open_store
 from contextfold.envs import FilesEnv
 from contextfold.models import ScriptedModel, tool_call
 from contextfold.strategies.registry import build_strategy
@@ -20,10 +21,13 @@ FILES = {
 }
 
 
-def stored_session(path: Path, *, strategy: str = "window keep=2", session: str = "live-1") -> None:
-    """Six calls of a scripted agent reading files, kept with their prompts in ``path``."""
+def stored_session(
+    path: Path | str, *, strategy: str = "window keep=2", session: str = "live-1"
+) -> None:
+    """Six calls of a scripted agent reading files, kept with their prompts in ``path`` (a
+    file, or a ``postgresql://`` URL)."""
     reads = [tool_call("read_file", {"path": f"pkg/mod{i % 4}.py"}) for i in range(5)]
-    with SQLiteStore(path) as store:
+    with open_store(path) as store:
         history = History(
             SystemMessage("You fix bugs."),
             store=store,

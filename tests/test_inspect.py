@@ -13,6 +13,7 @@ from contextfold.cli import app
 from contextfold.core.meter import PRICE_TABLES, PROFILES
 from contextfold.inspect import Setup, collect, export_site
 from tests._inspect_data import stored_session, swe_trajectory
+from tests._postgres import TempPostgres
 
 SETUP = Setup(PRICE_TABLES["default"], PROFILES["qwen3-8b"])
 
@@ -129,3 +130,51 @@ def test_the_command_exports_a_store_as_sent_and_trajectories_replayed_with_full
         assert result.exit_code == 0, result.output
         data = json.loads((out / "data/session-0.json").read_text())
         assert [r["name"] for r in data["runs"]] == names
+
+
+def test_a_postgresql_store_shows_what_the_same_session_in_a_sqlite_file_shows(
+    postgres: TempPostgres, tmp_path: Path
+) -> None:
+    url = postgres.new_database()
+    db = tmp_path / "s.db"
+    for target in (url, db):
+        stored_session(target)
+    from_url = collect([url], ["full"], SETUP, "approx")
+    from_file = collect([db], ["full"], SETUP, "approx")
+    assert [e.kind for e in from_url.entries] == ["store"]
+    assert from_url.entries[0].label == f"{url}: live-1"  # the URL has no password to hide
+    data, same = from_url.entries[0].data(), from_file.entries[0].data()
+    assert data["source"] == url and same["source"] == str(db)
+    assert [r["name"] for r in data["runs"]] == ["sent (window keep=2)", "full"]
+    assert {**data, "source": None} == {**same, "source": None}  # calls, elisions, steps
+
+
+def test_the_command_exports_a_postgresql_store_and_never_shows_its_password(
+    postgres: TempPostgres, tmp_path: Path
+) -> None:
+    url = postgres.new_database().replace("@", ":hunter2@", 1)  # trust auth ignores it
+    stored_session(url)
+    out = tmp_path / "site"
+    result = CliRunner().invoke(app, ["inspect", url, "--export", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "data/session-0.json").read_text())
+    assert [r["name"] for r in data["runs"]] == ["sent (window keep=2)"]  # a store: as sent
+    assert len(data["runs"][0]["calls"]) == 6
+    index = (out / "data/index.json").read_text()
+    assert "hunter2" not in result.output + index + json.dumps(data)
+    empty = postgres.new_database().replace("@", ":hunter2@", 1)
+    none = CliRunner().invoke(app, ["inspect", empty, "--export", str(tmp_path / "x")])
+    assert none.exit_code == 2 and "no session or trajectory found in postgresql://" in none.output
+    assert "hunter2" not in none.output
+
+
+def test_the_command_names_an_unreachable_postgresql_store(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"postgresql://u:pw@127.0.0.1:{port}/x"
+    result = CliRunner().invoke(app, ["inspect", url, "--export", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "cannot connect to the store" in result.output
+    assert ":pw@" not in result.output and "Traceback" not in result.output

@@ -31,7 +31,11 @@ INSTALL_HINT = "pip install 'contextfold[serve]'  (starlette, uvicorn)"
 
 def inspect(
     paths: Annotated[
-        list[Path], typer.Argument(help="A store (run/serve --store) or trajectory files/folders.")
+        list[str],
+        typer.Argument(
+            help="A store (run/serve --store: a SQLite file or a postgresql:// URL) or "
+            "trajectory files/folders."
+        ),
     ],
     strategy: Annotated[
         list[str] | None,
@@ -64,7 +68,7 @@ def inspect(
 
 
 def _catalog(
-    paths: list[Path],
+    paths: list[str],
     specs: list[str] | None,
     profile_name: str,
     tokenizer: str | None,

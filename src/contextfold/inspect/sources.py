@@ -1,6 +1,7 @@
 """What ``contextfold inspect`` shows: the sessions of stores and recorded trajectories.
 
-Each PATH is a SQLite store (sessions from ``run --store`` or ``serve --store``) or files and
+Each PATH is a store (sessions from ``run --store`` or ``serve --store``): a SQLite file or a
+``postgresql://`` URL (opened with :func:`~contextfold.core.store.open_store`), or files and
 folders of recorded trajectories in any format ``replay`` reads. A stored session shows the
 calls as they were sent, then each ``-s`` strategy replayed on its steps; a trajectory shows
 each ``-s`` strategy replayed. Sessions are built when first asked for, then kept.
@@ -17,7 +18,7 @@ from typing import Any
 from contextfold.core.counters import resolve_counter
 from contextfold.core.errors import ContextFoldError, ImportFormatError
 from contextfold.core.history import History
-from contextfold.core.store import SQLiteStore
+from contextfold.core.store import display_store, is_postgres_url, open_store
 from contextfold.importers import Trajectory, iter_trajectories
 from contextfold.inspect.encode import SessionEncoder
 from contextfold.inspect.runs import Setup, replayed_calls, stored_calls
@@ -58,11 +59,18 @@ class Catalog:
         }
 
 
-def collect(paths: Sequence[Path], specs: Sequence[str], setup: Setup, tokenizer: str) -> Catalog:
-    """Every session of ``paths``; raises :class:`ContextFoldError` when there is none."""
+def collect(
+    paths: Sequence[str | Path], specs: Sequence[str], setup: Setup, tokenizer: str
+) -> Catalog:
+    """Every session of ``paths`` (files, folders, store URLs); raises
+    :class:`ContextFoldError` when there is none."""
     entries: list[Entry] = []
     skipped: list[str] = []
-    for path in paths:
+    for target in paths:
+        if is_postgres_url(target):
+            entries.extend(_store_entries(str(target), specs, setup))
+            continue
+        path = Path(target)
         if not path.exists():
             raise ContextFoldError(f"{path} does not exist")
         if is_store(path):
@@ -75,34 +83,37 @@ def collect(paths: Sequence[Path], specs: Sequence[str], setup: Setup, tokenizer
                 entries.append(_trajectory_entry(item, specs, setup, tokenizer))
     if not entries:
         found = f" ({len(skipped)} skipped: {skipped[0]})" if skipped else ""
-        raise ContextFoldError(
-            f"no session or trajectory found in {', '.join(map(str, paths))}{found}"
-        )
+        shown = ", ".join(map(display_store, paths))  # a URL without its password
+        raise ContextFoldError(f"no session or trajectory found in {shown}{found}")
     return Catalog(entries, skipped)
 
 
-def is_store(path: Path) -> bool:
-    """A SQLite file (a store of ``run --store`` or ``serve --store``)."""
+def is_store(target: str | Path) -> bool:
+    """A store of ``run --store`` or ``serve --store``: a PostgreSQL URL or a SQLite file."""
+    if is_postgres_url(target):
+        return True
+    path = Path(target)
     if not path.is_file():
         return False
     with path.open("rb") as f:
         return f.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
 
 
-def _store_entries(path: Path, specs: Sequence[str], setup: Setup) -> list[Entry]:
-    with SQLiteStore(path) as store:
+def _store_entries(target: str | Path, specs: Sequence[str], setup: Setup) -> list[Entry]:
+    with open_store(target) as store:
         sessions = store.list_sessions()
+    name = Path(target).name if isinstance(target, Path) else display_store(target)
     return [
-        Entry(f"{path.name}: {sid}", "store", _store_builder(path, sid, specs, setup))
+        Entry(f"{name}: {sid}", "store", _store_builder(target, sid, specs, setup))
         for sid in sessions
     ]
 
 
 def _store_builder(
-    path: Path, sid: str, specs: Sequence[str], setup: Setup
+    target: str | Path, sid: str, specs: Sequence[str], setup: Setup
 ) -> Callable[[], dict[str, Any]]:
-    def build() -> dict[str, Any]:  # opened here: a connection stays in its own thread
-        with SQLiteStore(path) as store:
+    def build() -> dict[str, Any]:  # opened here: a SQLite connection stays in its thread
+        with open_store(target) as store:
             history = History.open(store, sid)
             calls = store.load_calls(sid)
         enc = SessionEncoder()
@@ -110,7 +121,7 @@ def _store_builder(
         name = f"sent ({spec})" if spec else "sent"
         runs = [enc.run(name, stored_calls(history, calls, setup), note="as the call log kept")]
         runs += _replayed(enc, history, specs, setup)
-        return _session(enc, sid, str(path), history, runs)
+        return _session(enc, sid, display_store(target), history, runs)
 
     return build
 
