@@ -5,12 +5,17 @@ moved on, so the call is kept in a branch holding exactly the steps its prompt h
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
+from contextfold.core.counters import resolve_counter
+from contextfold.core.history import Step
 from contextfold.core.messages import to_openai
 from contextfold.core.store import PostgresStore
 from contextfold.serve.conversation import parse_conversation
 from contextfold.serve.scripted import ScriptedServer
+from contextfold.serve.sessions import SessionManager
+from contextfold.strategies.registry import build_strategy
 from tests._postgres import TempPostgres
 from tests._serve import canonical, stored
 from tests.test_serve_replicas import OPENING, _ask, _echo_all, _manager, replica
@@ -120,3 +125,54 @@ def test_a_retry_on_a_replica_while_the_other_extends_the_session(postgres: Temp
         assert store.load_session(branch).meta["serve"]["parent"] == main
         sent = [to_openai(m) for m in store.load_calls(branch)[0]["messages"]]
     assert sent == canonical(OPENING)
+
+
+class _Paused(PostgresStore):
+    """A real PostgreSQL store that runs ``after_step`` (once) right after it appended the
+    step of that index: a fixed point in a commit at which another replica may write."""
+
+    def __init__(self, url: str, at: int, after_step: Callable[[], None]) -> None:
+        super().__init__(url)
+        self.at, self.after_step = at, after_step
+
+    def append_step(self, session_id: str, step: Step) -> None:
+        super().append_step(session_id, step)
+        if step.index == self.at:
+            self.at = -1
+            self.after_step()
+
+
+def test_a_turn_whose_steps_were_written_before_its_call_lost_keeps_them_once_in_the_session(
+    postgres: TempPostgres,
+) -> None:
+    """Replica one's commit appends its two steps; before its call record, replica two
+    extends the session further. The call goes to a branch forked after those two steps."""
+    url = postgres.new_database()
+    two = _manager(url)
+    ahead = _continued("hello", "go")
+    further = [*ahead, {"role": "assistant", "content": "hi"}, {"role": "user", "content": "more"}]
+
+    def two_goes_further() -> None:
+        turn = two.begin(parse_conversation(further, ""), "")
+        assert turn.appended == 2  # it sees one's steps, written a moment ago
+        two.record_call(turn, list(turn.view.messages), {"prompt_tokens": 5})
+        two.commit(turn)
+
+    store = _Paused(url, 2, two_goes_further)
+    one = SessionManager(store, lambda: build_strategy("full"), resolve_counter("approx"))
+    first = one.begin(parse_conversation(OPENING, ""), "")
+    one.record_call(first, list(first.view.messages), {"prompt_tokens": 1})
+    one.commit(first)
+    session = first.session.id
+    turn = one.begin(parse_conversation(ahead, ""), "")
+    one.record_call(turn, list(turn.view.messages), {"prompt_tokens": 3})
+    one.commit(turn)  # steps 1 and 2 written, then two went further: the call conflicts
+    sessions = stored(url)
+    assert sessions[session] == canonical(further)
+    (branch,) = set(sessions) - {session}
+    assert sessions[branch] == canonical(ahead)
+    assert _calls_point_at_their_prompts(url) == {session: [1, 5], branch: [3]}
+    with PostgresStore(url) as check:
+        meta = check.load_session(branch).meta["serve"]
+    assert meta == {"family": "", "parent": session, "fork_at": 3}
+    store.close()

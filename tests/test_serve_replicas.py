@@ -153,7 +153,7 @@ def test_a_race_on_one_session_is_decided_by_the_database(postgres: TempPostgres
         assert store.load_session(branch).meta["serve"] == {
             "family": "",
             "parent": turn_a.session.id,
-            "fork_at": 1,
+            "fork_at": 2,  # both sent the reply "hello": the steps it shares with a's session
         }
         assert [c["usage"] for c in store.load_calls(branch)] == [{"prompt_tokens": 2}]
         assert [c["usage"] for c in store.load_calls(turn_a.session.id)] == [{"prompt_tokens": 1}]

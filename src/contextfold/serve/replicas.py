@@ -14,7 +14,7 @@ step (a client's retry) has a call record as its first write, so it is caught th
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ from contextfold.core.history import History
 from contextfold.core.messages import Message
 from contextfold.core.protocols import Store
 
-__all__ = ["SentCall", "branch_meta", "write_branch"]
+__all__ = ["SentCall", "branch_meta", "shared_steps", "write_branch"]
 
 _ATTEMPTS = 5
 
@@ -46,6 +46,18 @@ def branch_meta(family: str, parent: str | None, fork_at: int) -> dict[str, Any]
             "fork_at": fork_at if parent is not None else None,
         }
     }
+
+
+def shared_steps(ours: Sequence[str], theirs: Sequence[str]) -> int:
+    """How many leading steps two conversations share, from their hash chains (entry ``k``
+    hashes the first ``k`` steps): a branch's fork point. More than the turn began from when
+    some of its steps reached the session before it lost the race."""
+    same = 0
+    for k, (a, b) in enumerate(zip(ours, theirs, strict=False)):
+        if a != b:
+            break
+        same = k
+    return same
 
 
 def write_branch(

@@ -49,7 +49,7 @@ from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View, render_checked
 from contextfold.serve.buffered import BufferedStore
 from contextfold.serve.conversation import Conversation, chain_hashes
-from contextfold.serve.replicas import SentCall, branch_meta, write_branch
+from contextfold.serve.replicas import SentCall, branch_meta, shared_steps, write_branch
 
 __all__ = ["Session", "SessionManager", "Turn"]
 
@@ -219,18 +219,18 @@ class SessionManager:
         Steps of the turn already written to the session stay there (each at its right index)."""
         session = turn.session
         self._reserved.discard(session.id)
-        parent = None if turn.created else session.id
+        parent = None if turn.created else self._reopen(session.id, session.family)
         meta = (  # a new session keeps its own meta (it may be a branch already)
             dict(session.history.meta)
             if parent is None
-            else branch_meta(session.family, parent, session.committed)
+            else branch_meta(session.family, parent.id, shared_steps(session.chain, parent.chain))
         )
         new_id = write_branch(
             self.store, session.history, meta, turn.sent, lambda: self._new_id(session.family)
         )
         self._index_from(self._reopen(new_id, session.family), 0)
         if parent is not None:
-            self._index_from(self._reopen(parent, session.family), session.committed + 1)
+            self._index_from(parent, session.committed + 1)
 
     def discard(self, turn: Turn) -> None:
         """The request failed: forget its writes and rebuild the session as stored."""
