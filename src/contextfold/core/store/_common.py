@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
-from contextfold.core.messages import Message
+from contextfold.core.messages import Message, SystemMessage, to_openai
 
 
 def _now() -> str:
@@ -90,3 +91,56 @@ def _not_next(session_id: str, index: int, expected: int) -> StoreConflictError:
         f"session {session_id!r}: step index {index} is not the next index {expected}; "
         "nothing was written"
     )
+
+
+def _session_row(
+    session_id: str, system: SystemMessage | None, meta: Mapping[str, Any]
+) -> tuple[str | None, str]:
+    """The JSON columns of a new session: its system message and its metadata."""
+    system_json = None if system is None else _dumps(to_openai(system), "system message")
+    return system_json, _dumps(dict(meta), f"metadata of session {session_id!r}")
+
+
+def _step_row(session_id: str, step: Step) -> tuple[str, int, str, str, str]:
+    """A step's row, checked: session, index, and the messages, token counts and hashes as JSON."""
+    _check_step(session_id, step)
+    return (
+        session_id,
+        step.index,
+        _dumps([to_openai(m) for m in step.messages], f"step {step.index}"),
+        _dumps(list(step.tokens), f"token counts of step {step.index}"),
+        _dumps(list(step.hashes), f"hashes of step {step.index}"),
+    )
+
+
+def _call_row(
+    session_id: str, step: int, messages: Sequence[Message], usage: Mapping[str, int]
+) -> tuple[str, str]:
+    """A call's JSON columns, checked: the messages it was sent and the usage it reported."""
+    _check_call_step(session_id, step)
+    where = f"a call in session {session_id!r}"
+    messages_json = _dumps([to_openai(m) for m in messages], f"messages of {where}")
+    return messages_json, _dumps(dict(usage), f"usage of {where}")
+
+
+class _Connected:
+    """A store holding one database connection: closed once, usable as a context manager."""
+
+    _conn: Any
+
+    def close(self) -> None:
+        """Close the connection (idempotent); later calls raise :class:`StoreError`."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

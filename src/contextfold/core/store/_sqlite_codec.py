@@ -1,4 +1,5 @@
-"""Decoding the rows a :class:`SQLiteStore` reads back, with clear errors for a corrupt file."""
+"""Decoding the rows a SQL store (SQLite, PostgreSQL) reads back, with clear errors for a corrupt
+store."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from contextfold.core.errors import MessageFormatError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage, from_openai
+from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._common import _call_record
 
 
@@ -47,6 +49,25 @@ class _Decoder:
             return [from_openai(m) for m in value]
         except MessageFormatError as exc:
             raise self.corrupt(where, str(exc)) from exc
+
+    def decode_session(
+        self,
+        session_id: str,
+        head: tuple[Any, ...],
+        rows: list[tuple[Any, ...]],
+        folds: list[tuple[Any, ...]],
+    ) -> SessionRecord:
+        """A session from its head row (system, counter, meta), step rows and fold rows."""
+        system_json, counter, meta_json = head
+        where = f"session {session_id!r}"
+        return SessionRecord(
+            session_id=session_id,
+            system=self.decode_system(system_json, where),
+            counter=counter,
+            steps=self.decode_steps(rows, session_id),
+            meta=self.decode_object(meta_json, f"{where}: metadata"),
+            folds=[self.decode_fold(row, session_id) for row in folds],
+        )
 
     def decode_system(self, text: Any, where: str) -> SystemMessage | None:
         if text is None:

@@ -6,23 +6,24 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from types import TracebackType
 from typing import Any
 
 from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
-from contextfold.core.messages import Message, SystemMessage, to_openai
+from contextfold.core.messages import Message, SystemMessage
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._common import (
+    _call_row,
     _check_call_at,
-    _check_call_step,
     _check_fold,
-    _check_step,
+    _Connected,
     _dumps,
     _missing,
     _not_next,
     _now,
+    _session_row,
+    _step_row,
 )
 from contextfold.core.store._postgres_open import connect, display_url, import_psycopg
 from contextfold.core.store._sqlite_codec import _Decoder
@@ -32,7 +33,7 @@ __all__ = ["PostgresStore"]
 Cursor = Any  # psycopg.Connection; psycopg is imported lazily (an optional extra)
 
 
-class PostgresStore:
+class PostgresStore(_Connected):
     """Sessions in a PostgreSQL database (one transaction per append, like :class:`SQLiteStore`).
 
     Every write locks its session's row (``SELECT ... FOR UPDATE``) and checks the index is
@@ -49,24 +50,7 @@ class PostgresStore:
         self._lock = threading.Lock()
         self._conn: Any = connect(url, self.name, timeout)
 
-    # -- lifecycle
-
-    def close(self) -> None:
-        """Close the connection (idempotent); later calls raise :class:`StoreError`."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+    # -- lifecycle (close and the context manager come from _Connected)
 
     def __repr__(self) -> str:
         state = "closed" if self._conn is None else "open"
@@ -82,8 +66,7 @@ class PostgresStore:
         counter: str,
         meta: Mapping[str, Any],
     ) -> None:
-        system_json = None if system is None else _dumps(to_openai(system), "system message")
-        meta_json = _dumps(dict(meta), f"metadata of session {session_id!r}")
+        system_json, meta_json = _session_row(session_id, system, meta)
         with self._transaction(f"create session {session_id!r}") as db:
             created = db.execute(
                 "INSERT INTO sessions (session_id, system, counter, meta, created_at)"
@@ -94,14 +77,7 @@ class PostgresStore:
                 raise StoreConflictError(f"session {session_id!r} already exists in {self.name}")
 
     def append_step(self, session_id: str, step: Step) -> None:
-        _check_step(session_id, step)
-        row = (
-            session_id,
-            step.index,
-            _dumps([to_openai(m) for m in step.messages], f"step {step.index}"),
-            _dumps(list(step.tokens), f"token counts of step {step.index}"),
-            _dumps(list(step.hashes), f"hashes of step {step.index}"),
-        )
+        row = _step_row(session_id, step)
         with self._transaction(f"append step {step.index} to session {session_id!r}") as db:
             expected = self._lock_session(db, session_id)
             if step.index != expected:
@@ -142,17 +118,7 @@ class PostgresStore:
                 "SELECT fold_idx, record FROM folds WHERE session_id = %s ORDER BY fold_idx",
                 (session_id,),
             ).fetchall()
-        system_json, counter, meta_json = head
-        where = f"session {session_id!r}"
-        decoder = _Decoder(self.name)
-        return SessionRecord(
-            session_id=session_id,
-            system=decoder.decode_system(system_json, where),
-            counter=counter,
-            steps=decoder.decode_steps(rows, session_id),
-            meta=decoder.decode_object(meta_json, f"{where}: metadata"),
-            folds=[decoder.decode_fold(row, session_id) for row in folds],
-        )
+        return _Decoder(self.name).decode_session(session_id, head, rows, folds)
 
     def list_sessions(self) -> list[str]:
         return sorted(self.step_counts())
@@ -179,10 +145,8 @@ class PostgresStore:
         exactly ``step`` steps, checked under the row lock like an append, so a call whose
         session another process extended meanwhile raises :class:`StoreConflictError`.
         """
-        _check_call_step(session_id, step)
+        messages_json, usage_json = _call_row(session_id, step, messages, usage)
         where = f"a call in session {session_id!r}"
-        messages_json = _dumps([to_openai(m) for m in messages], f"messages of {where}")
-        usage_json = _dumps(dict(usage), f"usage of {where}")
         with self._transaction(f"record {where}") as db:
             _check_call_at(session_id, step, self._lock_session(db, session_id))
             db.execute(

@@ -6,23 +6,24 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal
 
 from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
-from contextfold.core.messages import Message, SystemMessage, to_openai
+from contextfold.core.messages import Message, SystemMessage
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._common import (
+    _call_row,
     _check_call_at,
-    _check_call_step,
     _check_fold,
-    _check_step,
+    _Connected,
     _dumps,
     _missing,
     _not_next,
     _now,
+    _session_row,
+    _step_row,
 )
 from contextfold.core.store._sqlite_codec import _Decoder
 from contextfold.core.store._sqlite_open import _check_openable, _connect, _rollback
@@ -30,7 +31,7 @@ from contextfold.core.store._sqlite_open import _check_openable, _connect, _roll
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore:
+class SQLiteStore(_Connected):
     """Sessions in one SQLite file (WAL mode, one transaction per append).
 
     Threads: the connection is opened with sqlite3's default ``check_same_thread=True``, so a
@@ -53,24 +54,7 @@ class SQLiteStore:
         _check_openable(self.path)
         self._conn: sqlite3.Connection | None = _connect(self.path, synchronous, timeout)
 
-    # -- lifecycle
-
-    def close(self) -> None:
-        """Close the connection (idempotent); later calls raise :class:`StoreError`."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+    # -- lifecycle (close and the context manager come from _Connected)
 
     def __repr__(self) -> str:
         state = "closed" if self._conn is None else "open"
@@ -86,8 +70,7 @@ class SQLiteStore:
         counter: str,
         meta: Mapping[str, Any],
     ) -> None:
-        system_json = None if system is None else _dumps(to_openai(system), "system message")
-        meta_json = _dumps(dict(meta), f"metadata of session {session_id!r}")
+        system_json, meta_json = _session_row(session_id, system, meta)
         with self._transaction(f"create session {session_id!r}") as conn:
             if _session_exists(conn, session_id):
                 raise StoreConflictError(f"session {session_id!r} already exists in {self.path}")
@@ -98,14 +81,7 @@ class SQLiteStore:
             )
 
     def append_step(self, session_id: str, step: Step) -> None:
-        _check_step(session_id, step)
-        row = (
-            session_id,
-            step.index,
-            _dumps([to_openai(m) for m in step.messages], f"step {step.index}"),
-            _dumps(list(step.tokens), f"token counts of step {step.index}"),
-            _dumps(list(step.hashes), f"hashes of step {step.index}"),
-        )
+        row = _step_row(session_id, step)
         with self._transaction(f"append step {step.index} to session {session_id!r}") as conn:
             self._require_session(conn, session_id)
             expected = _next_index(conn, "steps", "idx", session_id)
@@ -144,17 +120,7 @@ class SQLiteStore:
                 "SELECT fold_idx, record FROM folds WHERE session_id = ? ORDER BY fold_idx",
                 (session_id,),
             ).fetchall()
-        system_json, counter, meta_json = head
-        where = f"session {session_id!r}"
-        decoder = _Decoder(self.path)
-        return SessionRecord(
-            session_id=session_id,
-            system=decoder.decode_system(system_json, where),
-            counter=counter,
-            steps=decoder.decode_steps(rows, session_id),
-            meta=decoder.decode_object(meta_json, f"{where}: metadata"),
-            folds=[decoder.decode_fold(row, session_id) for row in folds],
-        )
+        return _Decoder(self.path).decode_session(session_id, head, rows, folds)
 
     def list_sessions(self) -> list[str]:
         with self._reading("list sessions") as conn:
@@ -176,10 +142,8 @@ class SQLiteStore:
         ``step`` is the index of the step the call's reply produces: the session must hold
         exactly ``step`` steps (checked in the write transaction, like an append).
         """
-        _check_call_step(session_id, step)
+        messages_json, usage_json = _call_row(session_id, step, messages, usage)
         where = f"a call in session {session_id!r}"
-        messages_json = _dumps([to_openai(m) for m in messages], f"messages of {where}")
-        usage_json = _dumps(dict(usage), f"usage of {where}")
         with self._transaction(f"record {where}") as conn:
             self._require_session(conn, session_id)
             _check_call_at(session_id, step, _next_index(conn, "steps", "idx", session_id))
