@@ -2,10 +2,10 @@
 
 A call **reaches back** when one of the values its arguments use (the rule of
 :func:`contextfold.core.argvalues.call_values`) is held verbatim by a tool output older than the
-window and by nothing the agent still sees once those outputs are stubs: not the system
-prompt, a user message, the agent's own earlier text (its replies and call arguments) or an
-output in the window. A call to ``restore`` reaches back by definition. A call is **exposed**
-when there was an older output to reach back into; the rate
+window and by nothing the agent still sees once those outputs are stubs: not the system prompt,
+a user message, the agent's own earlier text (its replies and call arguments), an output in the
+window or one kept (below). A call to ``restore`` reaches back by definition. A call is
+**exposed** when there was an older output to reach back into; the rate
 
     rate = (reach-backs + 1/2) / (exposed calls + 1)
 
@@ -14,6 +14,10 @@ something of the older outputs. Customer-service agents re-use ids that an early
 returned many calls later (tau2: about one call in six reaches back); coding agents mostly act
 on what they just read, or name it in their own commands first (SWE: about one in fifteen).
 The cost rule weighs an advance's expected restores with this rate.
+
+The outputs a reach-back drew on (``drawn``) are the ones this agent comes back to (a
+customer's record, the list of their orders): refold keeps them in full instead of masking
+them, unless they are settled already, and they count as seen from then on.
 """
 
 from __future__ import annotations
@@ -41,19 +45,24 @@ class Reach:
     _outputs: list[tuple[int, str]] = field(default_factory=list)
     """(step, text) of every tool output, in order."""
     _observed: list[int] = field(default_factory=list)
+    drawn: set[int] = field(default_factory=set)
+    """Steps whose outputs a reach-back drew on."""
 
     @property
     def rate(self) -> float:
         """Chance that a later call needs something of the older outputs."""
         return (self.hits + 0.5) / (self.exposed + 1)
 
-    def learn(self, step: Step) -> None:
+    def learn(self, step: Step) -> set[int]:
+        """Take in one new step; returns the steps a reach-back of it drew on."""
         head = step.message
+        drawn: set[int] = set()
         if isinstance(head, UserMessage):
             self._known.append(head.content)
-            return
+            return drawn
         if isinstance(head, AssistantMessage) and head.tool_calls:
-            self._judge(head)
+            drawn = self._judge(head)
+            self.drawn |= drawn
             self._known.append(" ".join(c.arguments for c in head.tool_calls))
         if isinstance(head, AssistantMessage) and head.content:
             self._known.append(head.content)
@@ -61,21 +70,26 @@ class Reach:
         if outputs:
             self._observed.append(step.index)
             self._outputs += [(step.index, text) for text in outputs]
+        return drawn
 
-    def _judge(self, head: AssistantMessage) -> None:
-        window = set(self._observed[-self.window :])
-        older = [text for s, text in self._outputs if s not in window]
+    def _judge(self, head: AssistantMessage) -> set[int]:
+        """Count the call; the steps its reach-back drew on."""
+        shown = set(self._observed[-self.window :]) | self.drawn
+        older = [(s, text) for s, text in self._outputs if s not in shown]
         if not older:
-            return
+            return set()
         self.exposed += 1
         if any(c.name == "restore" for c in head.tool_calls):
             self.hits += 1
-            return
-        seen = [self.system, *self._known, *(t for s, t in self._outputs if s in window)]
+            return set()
+        seen = [self.system, *self._known, *(t for s, t in self._outputs if s in shown)]
         values = [v for c in head.tool_calls for v in call_values(c)]
-        if any(self._reached(v, seen, older) for v in dict.fromkeys(values)):
-            self.hits += 1
+        drawn = {s for v in dict.fromkeys(values) for s in self._drawn(v, seen, older)}
+        self.hits += bool(drawn)
+        return drawn
 
     @staticmethod
-    def _reached(value: Leaf, seen: list[str], older: list[str]) -> bool:
-        return not any(found(value, t) for t in seen) and any(found(value, t) for t in older)
+    def _drawn(value: Leaf, seen: list[str], older: list[tuple[int, str]]) -> set[int]:
+        if any(found(value, t) for t in seen):
+            return set()
+        return {s for s, text in older if found(value, text)}

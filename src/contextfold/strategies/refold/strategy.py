@@ -95,7 +95,9 @@ class RefoldStrategy:
     def _reset(self, history: History) -> None:
         self._history = history
         self._state = SessionState()
-        self._renderer = PrefixRenderer(history, self._state, self.ops)
+        system = history.system
+        self._reach = Reach(system.content if system else "", self.config.window)
+        self._renderer = PrefixRenderer(history, self._state, self.ops, keep=self._reach.drawn)
         self._observed = 0
         self._steps: list[ViewBuilder] = []  # settled rendering of each step rendered so far
         self._sources: list[Sequence[Entry]] = []  # what each was rendered from
@@ -105,8 +107,6 @@ class RefoldStrategy:
         self._prefix = Settled.start(head(history))
         self._folding = False  # no advance yet: the view is the history as it is
         self._tail = Tail(history)
-        system = history.system
-        self._reach = Reach(system.content if system else "", self.config.window)
         self._calls = 0
         self._sent = 0  # steps the previous call sent (the ones after are new to the cache)
         self.advances = self.forced_compactions = self.restores = 0
@@ -156,7 +156,9 @@ class RefoldStrategy:
         if history is not self._history or self._observed > len(history):
             self._reset(history)
         for step in history.steps[self._observed :]:
-            self._reach.learn(step)
+            for drawn in self._reach.learn(step):  # kept in full, unless settled already
+                if drawn >= self._prefix.boundary:
+                    self._mark(drawn)
             for changed in self._state.learn(step, supersede=self.ops.supersede):
                 self._mark(changed)
         self._observed = len(history)
