@@ -4,13 +4,15 @@ A call **reaches back** when one of the values its arguments use (the rule of
 :func:`contextfold.core.argvalues.call_values`) is held verbatim by a tool output older than the
 window and by nothing the agent still sees once those outputs are stubs: not the system prompt,
 a user message, the agent's own earlier text (its replies and call arguments), an output in the
-window or one kept (below). A call to ``restore`` reaches back by definition. A call is
-**exposed** when there was an older output to reach back into; the rate
+window or one kept (below). A call to ``restore`` reaches back by definition. A call counts as
+many reach-backs as it restores steps, or as it uses values that way (at most as many as the
+steps holding them). A call is **exposed** when there was an older output to reach back into;
+the rate
 
     rate = (reach-backs + 1/2) / (exposed calls + 1)
 
-(Jeffreys' prior: half a reach-back before any evidence) is the chance that a later call needs
-something of the older outputs. Customer-service agents re-use ids that an early lookup
+(Jeffreys' prior: half a reach-back before any evidence) is how many older outputs a later call
+is expected to need. Customer-service agents re-use ids that an early lookup
 returned many calls later (tau2: about one call in six reaches back); coding agents mostly act
 on what they just read, or name it in their own commands first (SWE: about one in fifteen).
 The cost rule weighs an advance's expected restores with this rate.
@@ -79,13 +81,15 @@ class Reach:
         if not older:
             return set()
         self.exposed += 1
-        if any(c.name == "restore" for c in head.tool_calls):
-            self.hits += 1
+        restores = sum(c.name == "restore" for c in head.tool_calls)
+        if restores:
+            self.hits += restores
             return set()
         seen = [self.system, *self._known, *(t for s, t in self._outputs if s in shown)]
         values = [v for c in head.tool_calls for v in call_values(c)]
-        drawn = {s for v in dict.fromkeys(values) for s in self._drawn(v, seen, older)}
-        self.hits += bool(drawn)
+        reached = [self._drawn(v, seen, older) for v in dict.fromkeys(values)]
+        drawn = set().union(*reached)
+        self.hits += min(sum(bool(r) for r in reached), len(drawn))
         return drawn
 
     @staticmethod
