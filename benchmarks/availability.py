@@ -4,7 +4,8 @@ argument-availability figures and the multiple of the hindsight bound (issue 11'
     .venv/bin/python benchmarks/availability.py [PATH ...] [--spec SPEC ...] [--prices NAME ...]
 
 PATH defaults to ../shared/data/tau2-sierra and ../shared/data/mini-swe-agent-dev, one table
-each; specs default to every registered strategy; ratios are to ``full`` from the same run.
+each; specs default to every registered strategy that folds without a model; ratios are to
+``full`` from the same run.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from contextfold.bench.replay import replay
 from contextfold.core.counters import resolve_counter
 from contextfold.core.meter import PRICE_TABLES, get_profile
 from contextfold.importers import iter_trajectories
-from contextfold.strategies.registry import STRATEGIES
+from contextfold.strategies.registry import STRATEGIES, needs_folder
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SETS = [DATA / "tau2-sierra", DATA / "mini-swe-agent-dev"]
@@ -30,7 +31,10 @@ def main() -> None:
     parser.add_argument("--prices", action="append", default=None, choices=list(PRICE_TABLES))
     parser.add_argument("--profile", default="qwen3-8b")
     args = parser.parse_args()
-    specs = args.spec or list(STRATEGIES)
+    specs = args.spec or [s for s in STRATEGIES if not needs_folder(s)]
+    if not args.spec:  # a model-driven strategy needs its folder named: --spec "NAME folder=..."
+        print("left out (they fold with a model; name one with --spec 'NAME folder=...'):")
+        print("  " + ", ".join(s for s in STRATEGIES if needs_folder(s)))
     specs = specs if "full" in specs else ["full", *specs]
     for path in args.paths:
         for prices in args.prices or list(PRICE_TABLES):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from contextfold.bench.argvalues import call_values
 from contextfold.bench.availability import ARGS_KEYS, ArgIndex
 from contextfold.bench.replay import SUMMARY_KEYS, ReplayResult, replay
 from contextfold.bench.report import replay_table
+from contextfold.core.argvalues import call_values
 from contextfold.core.messages import (
     AssistantMessage,
     Message,

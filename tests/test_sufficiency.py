@@ -28,7 +28,6 @@ from contextfold.bench.sufficiency import (
 )
 from contextfold.bench.sufficiency.dialog import ASK, INSTRUCT
 from contextfold.bench.sufficiency.session import SessionEnv, TaskEnvs
-from contextfold.bench.sufficiency.verbatim import available, found, leaves
 from contextfold.core.messages import (
     AssistantMessage,
     Message,
@@ -36,6 +35,7 @@ from contextfold.core.messages import (
     ToolMessage,
     UserMessage,
 )
+from contextfold.core.verbatim import available, found, leaves
 from contextfold.envs.tau2 import Tau2Env
 
 AIRLINE = "7"  # change one trip, cancel two; the agent must tell the user "1628"

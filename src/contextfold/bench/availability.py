@@ -1,9 +1,9 @@
 """Argument availability: did the view a strategy rendered hold what the next call used?
 
 For every recorded assistant step with tool calls, the values its arguments use
-(:func:`contextfold.bench.argvalues.call_values`) that the agent **learned from the context**
+(:func:`contextfold.core.argvalues.call_values`) that the agent **learned from the context**
 are the ones it *needs*: a value is learned from the context when a user message or a tool
-result of an earlier step holds it verbatim (:func:`~contextfold.bench.sufficiency.verbatim.found`)
+result of an earlier step holds it verbatim (:func:`~contextfold.core.verbatim.found`)
 and the system prompt does not (every strategy keeps the system prompt, and a value the agent
 wrote first itself came from neither). Each needed value is then checked against the view the
 strategy rendered just before that step:
@@ -29,8 +29,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from contextfold.bench.argvalues import call_values
-from contextfold.bench.sufficiency.verbatim import Leaf, pattern, unescaped
+from contextfold.core.argvalues import call_values
 from contextfold.core.history import Step
 from contextfold.core.messages import (
     AssistantMessage,
@@ -39,6 +38,7 @@ from contextfold.core.messages import (
     ToolMessage,
     UserMessage,
 )
+from contextfold.core.verbatim import Leaf, pattern, unescaped
 from contextfold.core.view import View
 
 __all__ = ["ARGS_KEYS", "ArgIndex", "ArgTally", "Need", "args_summary"]
@@ -76,7 +76,7 @@ class _Text:
         self.runs = _runs(low)
 
     def holds(self, value: Leaf, runs: frozenset[bytes]) -> bool:
-        """:func:`~contextfold.bench.sufficiency.verbatim.found`, faster: only where all the
+        """:func:`~contextfold.core.verbatim.found`, faster: only where all the
         value's runs are, and the regex only at the places a plain search finds (strings: a
         plain search of the lowercased text with the same word boundaries)."""
         if not runs <= self.runs:

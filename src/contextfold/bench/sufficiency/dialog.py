@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 
 from contextfold.bench.sufficiency.plan import Fact
-from contextfold.bench.sufficiency.verbatim import Leaf, pattern
+from contextfold.core.verbatim import Leaf, pattern
 
 __all__ = ["ASK", "INSTRUCT", "content_words", "label_for", "pick_facts"]
 

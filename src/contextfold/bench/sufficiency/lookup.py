@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from contextfold.bench.sufficiency.verbatim import available
+from contextfold.core.verbatim import available
 from contextfold.envs.tau2 import Tau2Env, load_tau2
 
 __all__ = ["Call", "CallFinder", "arguments_key", "json_pairs"]

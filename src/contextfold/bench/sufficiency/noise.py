@@ -8,13 +8,13 @@ the output's length (at least one record). The records come from the table whose
 the most keys with the output (``get_user_details`` -> users, ``get_reservation_details`` ->
 reservations, a flight search -> flights), else from any table.
 
-The padding is deterministic: the records for a call are drawn with a seed made from the task,
-the tool and its arguments, so the same call always gets the same padding (a repeated read
-returns the same text, as a real system would). No record that holds one of the plan's checked
-values or ``communicate_info`` items (:mod:`.verbatim` rule) is ever used, so the padding can
-never make a missing value look available. Errors are not padded. :attr:`NoisyEnv.originals`
-maps each padded output back to the real one, for the evaluator (it replays every call and
-checks the outputs match).
+The padding is deterministic: the records for a call are drawn with a seed made from the task, the
+tool and its arguments, so the same call always gets the same padding (a repeated read returns the
+same text, as a real system would). No record that holds one of the plan's checked values or
+``communicate_info`` items (:mod:`contextfold.core.verbatim` rule) is ever used, so the padding can
+never make a missing value look available. Errors are not padded. :attr:`NoisyEnv.originals` maps
+each padded output back to the real one, for the evaluator (it replays every call and checks the
+outputs match).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from contextfold.bench.sufficiency.plan import Plan, build_plan
-from contextfold.bench.sufficiency.verbatim import found
 from contextfold.core.protocols import Environment
+from contextfold.core.verbatim import found
 from contextfold.envs.tau2 import Tau2Env, list_tasks
 
 __all__ = ["NoisyEnv", "distractors", "table_records"]

@@ -1,14 +1,14 @@
 """The context-dependent oracle: a deterministic ``Model`` that knows the plan but must read every
 value it uses from the view it was just sent.
 
-Each call, the oracle looks at the next action of its :class:`~.plan.Plan`. When every checked
-value of that action is available in the view (the rule of :mod:`.verbatim`), it makes the
-call. When some are missing, it recovers them as a real agent would (:mod:`.recovery`: restore
-or recall a stub, ask the user, or read again), one round per model call; when nothing recovers
-them it **skips** the action, as an agent that cannot see an id cannot use it, and the reward
-shows the loss. It reads the ``messages`` it is given and never the history; besides the view
-it knows only the plan (which of its own calls returned which plan output, so a stub standing
-for one can be told apart). Its usage reports no prompt tokens, so the meter counts the view.
+Each call, the oracle looks at the next action of its :class:`~.plan.Plan`. When every checked value
+of that action is available in the view (the rule of :mod:`contextfold.core.verbatim`), it makes the
+call. When some are missing, it recovers them as a real agent would (:mod:`.recovery`: restore or
+recall a stub, ask the user, or read again), one round per model call; when nothing recovers them it
+**skips** the action, as an agent that cannot see an id cannot use it, and the reward shows the
+loss. It reads the ``messages`` it is given and never the history; besides the view it knows only
+the plan (which of its own calls returned which plan output, so a stub standing for one can be told
+apart). Its usage reports no prompt tokens, so the meter counts the view.
 
 A value the next action needs that is missing from the view although the session already
 had it (the user said it in a message the oracle was shown, or a call the oracle made returned
@@ -31,7 +31,6 @@ from typing import Any
 from contextfold.bench.sufficiency.dialog import INSTRUCT
 from contextfold.bench.sufficiency.plan import Action, Plan
 from contextfold.bench.sufficiency.recovery import Recovery, RecoveryStats, call_key
-from contextfold.bench.sufficiency.verbatim import Leaf, available, evidence, found
 from contextfold.core.messages import (
     AssistantMessage,
     Message,
@@ -41,6 +40,7 @@ from contextfold.core.messages import (
 )
 from contextfold.core.protocols import Completion, Usage
 from contextfold.core.tokens import ApproxCounter
+from contextfold.core.verbatim import Leaf, available, evidence, found
 
 __all__ = ["Oracle", "OracleStats"]
 

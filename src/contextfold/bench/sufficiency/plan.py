@@ -13,11 +13,12 @@ dry run on a private copy of the environment:
   the value is inserted before the action; a second level of lookups is tried when one is not
   enough (e.g. telecom: phone number -> customer -> line id).
 
-Only **checked** values must be available in the view (see :mod:`.verbatim` for the rule): a
-value is checked when it has a source and is informative, i.e. not a number below 10, not a
-string under 3 characters, and not found in the domain policy or the tool schemas (cabin
-classes, reasons, statuses and policy amounts are the agent's own knowledge). Values without
-any source (totals the agent computes, a free-text summary) are agent-made and not checked.
+Only **checked** values must be available in the view (the rule is
+:mod:`contextfold.core.verbatim`): a value is checked when it has a source and is informative, i.e.
+not a number below 10, not a string under 3 characters, and not found in the domain policy or the
+tool schemas (cabin classes, reasons, statuses and policy amounts are the agent's own knowledge).
+Values without any source (totals the agent computes, a free-text summary) are agent-made and not
+checked.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from functools import cache
 from typing import Any, Literal
 
 from contextfold.bench.sufficiency.lookup import Call, CallFinder, arguments_key
-from contextfold.bench.sufficiency.verbatim import Leaf, available, found, leaves
+from contextfold.core.verbatim import Leaf, available, found, leaves
 from contextfold.envs.tau2 import Tau2Env
 
 __all__ = ["Action", "Fact", "Plan", "build_plan", "informative", "user_facts"]

@@ -32,8 +32,8 @@ from typing import Any
 
 from contextfold.bench.sufficiency.dialog import ASK, label_for
 from contextfold.bench.sufficiency.plan import Action, Fact, Plan
-from contextfold.bench.sufficiency.verbatim import Leaf, available, evidence, found
 from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from contextfold.core.verbatim import Leaf, available, evidence, found
 
 __all__ = ["Recovery", "RecoveryStats", "call_key"]
 

@@ -10,20 +10,27 @@ price of making ``rewritten`` tokens a cache write instead of a read, pays when
 where ``calls`` is the number of calls still expected to send the smaller prompt, this one
 included. A fixed horizon makes a short session pay for savings it never lives to collect
 (a tau2 session makes about 8 to 12 calls). Unless ``horizon`` is set, the rule estimates the
-calls still to come from the session itself, conservatively, as the calls made so far: by the
-Copernican argument a session is as likely to end before as after twice its present length,
-so in half the cases it lasts at least that long. A session on its third call thus expects
-three, and only a saving of several times the rewrite is taken early; a long coding session
-soon expects dozens of calls and folds freely.
+calls still to come from the session itself. By the Copernican argument, a session seen at a
+moment uniformly distributed over its life, ``t`` calls in, has ``R`` calls to come with
+``P(R > x) = t / (t + x)``: the median is ``t``, the mean unbounded. The rule takes the mean of
+``R`` truncated at its 90th percentile, ``9 t`` (the longest tenth of futures counts as only
+``9 t``): ``t ln 10``, about ``2.3 t``. A session on its third call thus expects seven, and only
+a saving of several times the rewrite is taken early; a long coding session soon expects
+dozens of calls and folds freely. How often a removed output is needed again is estimated
+apart (:mod:`~contextfold.strategies.refold.reach`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from contextfold.core.meter import PriceTable
 
 __all__ = ["CostRule"]
+
+_TRUNCATED_MEAN = math.log(10)
+"""Mean calls to come per call made, the longest tenth of futures truncated (module doc)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +43,7 @@ class CostRule:
         """Calls expected to send the changed prompt, the present call (number ``calls``)
         included."""
         if self.horizon is None:
-            return max(calls, 1)
+            return max(round(calls * _TRUNCATED_MEAN), 1)
         return max(calls + 1, self.horizon)
 
     def pays(
@@ -46,17 +53,18 @@ class CostRule:
         saving: int,
         calls: int,
         prompt: int = 0,
-        risk: float = 0.0,
+        reach: float = 0.0,
         restored: int = 0,
     ) -> bool:
         """Whether removing ``saving`` tokens from every prompt from now on is worth writing
-        ``rewritten`` tokens to the cache again instead of reading them. With probability
-        ``risk`` the agent needs what was removed: a restore call more (reading the ``prompt``,
-        writing ``restored`` tokens back), after which the saving is gone."""
+        ``rewritten`` tokens to the cache again instead of reading them. Each later call needs
+        what was removed with probability ``reach``: a restore call more (reading the
+        ``prompt``, writing ``restored`` tokens back)."""
         if saving <= 0:
             return False
         p = self.prices
+        expected = self.expected_calls(calls)
         write = max(rewritten, 0) * (p.cache_write - p.cache_read)
-        restore = risk * (prompt * p.cache_read + restored * p.cache_write)
-        kept = self.expected_calls(calls) * saving * p.cache_read
-        return write + restore < kept
+        restores = expected * reach * (prompt * p.cache_read + restored * p.cache_write)
+        kept = expected * saving * p.cache_read
+        return write + restores < kept

@@ -1,17 +1,18 @@
 """Rendering of the settled prefix (the steps before the boundary) with ReFold's operators.
 
-Per step, in order: a user step stays verbatim; an agent step marked stale becomes a one-line
-note carrying its PROGRESS text (fold); otherwise each tool output is replaced by a stub when
-masking is on (mask), when a later step re-ran the same call (supersede), or when an earlier
-output already shows the same text (dedup), and else shortened where runs of lines repeat an
-earlier output (span dedup). Every stub names the step and ``restore(step=N)``: nothing removed
-here is unrecoverable. A restore does not bring a step back here: its tool result, at the end of
-the prompt, already shows the original, and the cached prefix stays as it is.
+Per step, in order: a user step stays verbatim; an agent step marked stale becomes a one-line note
+carrying its PROGRESS text (fold); otherwise each tool output is replaced by a stub when masking is
+on (mask; not an output the agent came back to, see :mod:`.reach`), when a later step re-ran the
+same call (supersede), or when an earlier output already shows the same text (dedup), and else
+shortened where runs of lines repeat an earlier output (span dedup). Every stub names the step and
+``restore(step=N)``: nothing removed here is unrecoverable. A restore does not bring a step back
+here: its tool result, at the end of the prompt, already shows the original, and the cached prefix
+stays as it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from contextfold.core.history import History, Step
@@ -103,8 +104,17 @@ class PrefixRenderer:
     rendered again too, so a dedup stub always points to an output the view shows.
     """
 
-    def __init__(self, history: History, state: SessionState, ops: Operators) -> None:
+    def __init__(
+        self,
+        history: History,
+        state: SessionState,
+        ops: Operators,
+        *,
+        keep: Collection[int] = (),
+    ) -> None:
         self.history, self.state, self.ops = history, state, ops
+        self.keep = keep
+        """Steps never masked (the agent came back to them)."""
         self.seen = SeenOutputs(min_run=ops.min_run)
         self._pointers: dict[int, set[int]] = {}  # step -> steps whose stubs point to it
 
@@ -153,7 +163,8 @@ class PrefixRenderer:
 
     def _stub(self, step: int, msg: ToolMessage) -> tuple[ToolMessage | None, str]:
         state, ops = self.state, self.ops
-        if ops.mask:  # before supersede: a masked output's stub never changes afterwards
+        # before supersede: a masked output's stub never changes afterwards
+        if ops.mask and step not in self.keep:
             lines = msg.content.count("\n") + 1
             text = f"[step {step}] output omitted ({lines} lines); {_restore(step)} shows it"
             return _stub(msg, text), "mask"

@@ -39,6 +39,7 @@ from contextfold.strategies.refold.prefix import (
     SessionState,
     groups_of,
 )
+from contextfold.strategies.refold.reach import Reach
 from contextfold.strategies.refold.settled import Settled
 from contextfold.strategies.refold.tail import Entries, Tail, head, note
 from contextfold.strategies.restore import RESTORE_TOOL, restore_text
@@ -94,7 +95,9 @@ class RefoldStrategy:
     def _reset(self, history: History) -> None:
         self._history = history
         self._state = SessionState()
-        self._renderer = PrefixRenderer(history, self._state, self.ops)
+        system = history.system
+        self._reach = Reach(system.content if system else "", self.config.window)
+        self._renderer = PrefixRenderer(history, self._state, self.ops, keep=self._reach.drawn)
         self._observed = 0
         self._steps: list[ViewBuilder] = []  # settled rendering of each step rendered so far
         self._sources: list[Sequence[Entry]] = []  # what each was rendered from
@@ -153,6 +156,9 @@ class RefoldStrategy:
         if history is not self._history or self._observed > len(history):
             self._reset(history)
         for step in history.steps[self._observed :]:
+            for drawn in self._reach.learn(step):  # kept in full, unless settled already
+                if drawn >= self._prefix.boundary:
+                    self._mark(drawn)
             for changed in self._state.learn(step, supersede=self.ops.supersede):
                 self._mark(changed)
         self._observed = len(history)
@@ -271,20 +277,25 @@ class RefoldStrategy:
         if not self._folding:  # the first advance keeps what comes before the note
             shared = old.total + sum(cheap.step_tokens[: cheap.note_at])
         new = self._tail_tokens(max(self._sent, cheap.boundary), entries, True)
-        return self._worth(rewritten=moved - shared - new, saving=stay - moved, prompt=moved)
+        return self._worth(
+            rewritten=moved - shared - new,
+            saving=stay - moved,
+            prompt=moved,
+            removed=(len(cheap.elisions) - len(old.elisions), len(cheap.elisions)),
+        )
 
-    def _worth(self, *, rewritten: int, saving: int, prompt: int) -> bool:
-        """The cost rule, with the chance of a restore estimated from the session by Laplace's
-        rule of succession (restores so far per advance, one in two before any); restores are
-        assumed to bring back all that is removed (an agent may need several)."""
-        risk = (self.restores + 1) / (self.advances + 2)
+    def _worth(self, *, rewritten: int, saving: int, prompt: int, removed: tuple[int, int]) -> bool:
+        """The cost rule. ``removed``: the steps this change removes, of all the prefix
+        removes; a later call reaches back with the rate this session's agent has shown
+        (:mod:`~.reach`), into any removed step alike, and a restore brings back one step."""
+        new, total = max(removed[0], 1), max(removed[1], removed[0], 1)
         return self.rule.pays(
             rewritten=rewritten,
             saving=saving,
             calls=self._calls,
             prompt=prompt,
-            risk=risk,
-            restored=saving,
+            reach=self._reach.rate * new / total,
+            restored=saving // new,
         )
 
     def _pays(self, full: Settled, cheap: Settled, entries: Entries) -> bool:
@@ -295,6 +306,7 @@ class RefoldStrategy:
             rewritten=cheap.shared - full.shared,
             saving=cheap.total - full.total,
             prompt=full.total + self._tail_tokens(full.boundary, entries, True),
+            removed=(sum(c < self._prefix.boundary for c in self._changed), len(full.elisions)),
         )
 
     def _view(self, entries: Entries) -> View:

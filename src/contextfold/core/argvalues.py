@@ -1,7 +1,7 @@
 """The values a recorded tool call's arguments use: what argument availability checks.
 
 One rule for every recorded call (:func:`call_values`), with the verbatim test of the
-sufficiency oracle (:func:`contextfold.bench.sufficiency.verbatim.found`: whole tokens,
+sufficiency oracle (:func:`contextfold.core.verbatim.found`: whole tokens,
 case-insensitive, numbers as numeric tokens):
 
 - **JSON arguments:** every leaf value (dict values and list items, recursively; never the keys).
@@ -32,9 +32,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from contextfold.bench.sufficiency.verbatim import Leaf, leaves
 from contextfold.core.errors import MessageFormatError
 from contextfold.core.messages import ToolCall
+from contextfold.core.verbatim import Leaf, leaves
 
 __all__ = ["SHELL_TOOLS", "call_values", "shell_values", "trivial"]
 

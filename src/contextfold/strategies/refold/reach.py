@@ -1,0 +1,99 @@
+"""How often this session's agent reaches back: the restore risk of masking, from the session.
+
+A call **reaches back** when one of the values its arguments use (the rule of
+:func:`contextfold.core.argvalues.call_values`) is held verbatim by a tool output older than the
+window and by nothing the agent still sees once those outputs are stubs: not the system prompt,
+a user message, the agent's own earlier text (its replies and call arguments), an output in the
+window or one kept (below). A call to ``restore`` reaches back by definition. A call counts as
+many reach-backs as it restores steps, or as it uses values that way (at most as many as the
+steps holding them). A call is **exposed** when there was an older output to reach back into;
+the rate
+
+    rate = (reach-backs + 1/2) / (exposed calls + 1)
+
+(Jeffreys' prior: half a reach-back before any evidence) is how many older outputs a later call
+is expected to need. Customer-service agents re-use ids that an early lookup
+returned many calls later (tau2: about one call in six reaches back); coding agents mostly act
+on what they just read, or name it in their own commands first (SWE: about one in fifteen).
+The cost rule weighs an advance's expected restores with this rate.
+
+The outputs a reach-back drew on (``drawn``) are the ones this agent comes back to (a
+customer's record, the list of their orders): refold keeps them in full instead of masking
+them, unless they are settled already, and they count as seen from then on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from contextfold.core.argvalues import call_values
+from contextfold.core.history import Step
+from contextfold.core.messages import AssistantMessage, ToolMessage, UserMessage
+from contextfold.core.verbatim import Leaf, found
+
+__all__ = ["Reach"]
+
+
+@dataclass(slots=True)
+class Reach:
+    """Counts reach-backs and exposures as the history grows (one instance per session)."""
+
+    system: str
+    window: int
+    hits: int = 0
+    exposed: int = 0
+    _known: list[str] = field(default_factory=list)
+    """User messages and the agent's own texts: what masking never hides."""
+    _outputs: list[tuple[int, str]] = field(default_factory=list)
+    """(step, text) of every tool output, in order."""
+    _observed: list[int] = field(default_factory=list)
+    drawn: set[int] = field(default_factory=set)
+    """Steps whose outputs a reach-back drew on."""
+
+    @property
+    def rate(self) -> float:
+        """Chance that a later call needs something of the older outputs."""
+        return (self.hits + 0.5) / (self.exposed + 1)
+
+    def learn(self, step: Step) -> set[int]:
+        """Take in one new step; returns the steps a reach-back of it drew on."""
+        head = step.message
+        drawn: set[int] = set()
+        if isinstance(head, UserMessage):
+            self._known.append(head.content)
+            return drawn
+        if isinstance(head, AssistantMessage) and head.tool_calls:
+            drawn = self._judge(head)
+            self.drawn |= drawn
+            self._known.append(" ".join(c.arguments for c in head.tool_calls))
+        if isinstance(head, AssistantMessage) and head.content:
+            self._known.append(head.content)
+        outputs = [m.content for m in step.messages[1:] if isinstance(m, ToolMessage)]
+        if outputs:
+            self._observed.append(step.index)
+            self._outputs += [(step.index, text) for text in outputs]
+        return drawn
+
+    def _judge(self, head: AssistantMessage) -> set[int]:
+        """Count the call; the steps its reach-back drew on."""
+        shown = set(self._observed[-self.window :]) | self.drawn
+        older = [(s, text) for s, text in self._outputs if s not in shown]
+        if not older:
+            return set()
+        self.exposed += 1
+        restores = sum(c.name == "restore" for c in head.tool_calls)
+        if restores:
+            self.hits += restores
+            return set()
+        seen = [self.system, *self._known, *(t for s, t in self._outputs if s in shown)]
+        values = [v for c in head.tool_calls for v in call_values(c)]
+        reached = [self._drawn(v, seen, older) for v in dict.fromkeys(values)]
+        drawn = set().union(*reached)
+        self.hits += min(sum(bool(r) for r in reached), len(drawn))
+        return drawn
+
+    @staticmethod
+    def _drawn(value: Leaf, seen: list[str], older: list[tuple[int, str]]) -> set[int]:
+        if any(found(value, t) for t in seen):
+            return set()
+        return {s for s, text in older if found(value, text)}

@@ -1,0 +1,119 @@
+"""refold's restore risk from the session (reach-backs) and its estimate of the calls to come."""
+
+from __future__ import annotations
+
+import json
+
+from contextfold.core.history import History
+from contextfold.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from contextfold.core.meter import PRICE_TABLES
+from contextfold.core.tokens import ApproxCounter
+from contextfold.core.view import View, render_checked
+from contextfold.strategies.refold import RefoldStrategy
+from contextfold.strategies.refold.cost import CostRule
+from contextfold.strategies.refold.reach import Reach
+
+
+def call(n: int, tool: str, **args: str | int) -> AssistantMessage:
+    return AssistantMessage(None, tool_calls=(ToolCall(f"c{n}", tool, json.dumps(args)),))
+
+
+def build(steps: list[tuple[Message, ...]], system: str = "You help customers.") -> History:
+    history = History(SystemMessage(system), counter=ApproxCounter())
+    for messages in steps:
+        history.append(*messages)
+    return history
+
+
+def test_a_call_reaches_back_when_only_an_output_older_than_the_window_holds_its_value() -> None:
+    orders = json.dumps({"orders": ["#W9001", "#W9002"]})
+    history = build(
+        [
+            (UserMessage("Hi, I am alice_42."),),
+            (call(1, "get_user", user_id="alice_42"), ToolMessage(orders, "c1")),
+            # from the latest output (the window): no reach-back, nothing older yet
+            (call(2, "get_order", order_id="#W9001"), ToolMessage('{"item": "lamp"}', "c2")),
+            # only step 1's output holds it, and it is older than the window: a reach-back
+            (call(3, "get_order", order_id="#W9002"), ToolMessage('{"item": "desk"}', "c3")),
+            # the agent's own step 3 holds it now: no reach-back
+            (call(4, "cancel_order", order_id="#W9002"), ToolMessage("ok", "c4")),
+            # a restore reaches back by definition
+            (call(5, "restore", step=1), ToolMessage(orders, "c5")),
+        ]
+    )
+    reach = Reach("You help customers.", window=1)
+    for step in history:
+        reach.learn(step)
+    assert (reach.hits, reach.exposed) == (2, 3)  # steps 3, 4, 5 had older outputs
+    assert reach.drawn == {1}
+    assert reach.rate == (2 + 0.5) / (3 + 1)
+
+
+def test_values_in_the_system_prompt_or_a_user_message_never_reach_back() -> None:
+    history = build(
+        [
+            (UserMessage("Order #W7777 please."),),
+            (call(1, "get_order", order_id="#W7777"), ToolMessage("#W7777 #W5555", "c1")),
+            (call(2, "get_order", order_id="#W5555"), ToolMessage("#W5555", "c2")),
+            (call(3, "get_order", order_id="#W7777"), ToolMessage("#W7777", "c3")),
+            (call(4, "get_order", order_id="#W3333"), ToolMessage("none", "c4")),
+        ],
+        system="Orders look like #W3333.",
+    )
+    reach = Reach("Orders look like #W3333.", window=1)
+    for step in history:
+        reach.learn(step)
+    assert reach.hits == 0 and reach.exposed == 2  # steps 3 and 4 had older outputs
+
+
+def test_calls_to_come_are_the_truncated_copernican_mean() -> None:
+    rule = CostRule(PRICE_TABLES["default"])
+    assert [rule.expected_calls(t) for t in (0, 1, 3, 10)] == [1, 2, 7, 23]
+    assert CostRule(PRICE_TABLES["default"], horizon=40).expected_calls(3) == 40
+
+
+def lookups(*, reach_back: bool, calls: int = 24) -> History:
+    """A session of large lookups. Either each call uses the id the latest output names as
+    ``next`` (a chain), or each uses another of the ids the first output listed (reaching back
+    every time)."""
+    first = {"ids": [f"K{i:04d}X" for i in range(1, calls)] if reach_back else ["K0001X"]}
+    steps: list[tuple[Message, ...]] = [(UserMessage("Audit the records."),)]
+    steps.append((call(0, "list"), ToolMessage(json.dumps(first), "c0")))
+    for i in range(1, calls):
+        key = f"K{i:04d}X"
+        body = {"id": key, "rows": [f"row {k} of the record" for k in range(60)]}
+        if not reach_back:
+            body["next"] = f"K{i + 1:04d}X"
+        steps.append((call(i, "get", id=key), ToolMessage(json.dumps(body), f"c{i}")))
+    steps.append((AssistantMessage("Done."),))
+    return build(steps)
+
+
+def views(history: History) -> tuple[RefoldStrategy, list[View]]:
+    refold, out = RefoldStrategy(), []
+    replayed = History(history.system, counter=history.counter)
+    for step in history:
+        if step.kind == "assistant":
+            out.append(render_checked(refold, replayed))
+        replayed.append_step(step)
+        refold.observe(step, replayed)
+    return refold, out
+
+
+def test_an_output_the_agent_comes_back_to_is_kept_in_full_while_the_rest_is_masked() -> None:
+    chain, _ = views(lookups(reach_back=False))
+    assert chain.advances > 0 and chain._reach.hits == 0
+    refold, shown = views(lookups(reach_back=True))
+    assert refold.advances > 0 and refold._reach.drawn == {1}
+    listed = [f"K{i:04d}X" for i in range(1, 24)]
+    for view in shown[1:]:  # from the first call after the list
+        text = "\n".join(m.content or "" for m in view.messages)
+        assert all(key in text for key in listed)  # the list of ids never leaves the view
+    assert any(e.reason == "mask" for e in shown[-1].elisions)  # the records were masked
