@@ -4,21 +4,25 @@ first call that sends it.
 Content removed before it first enters the prompt never breaks the cached prefix: a long
 tool output is trimmed once, when it is new, and every later call of the turn sends the same
 trimmed text, so nothing already sent is ever rewritten. The lines kept are the first line
-(what the output is) and every line holding a salient token (:func:`.select.salient`) of the
-dialogue so far or of the agent's tool arguments, its own call's included: the same exact
-matches the model-free extraction uses. The whole output stays restorable: the trimmed result
-says which lines it kept and names ``restore(step=N)``, and the view records an elision with
-that restore path.
+(what the output is) and every line holding a *telling* salient token
+(:func:`.select.salient`) of the dialogue so far or of the agent's tool arguments, its own
+call's included (the exact matches the model-free extraction uses); a token is telling when
+at most half the output's lines hold it (one that most lines share, like a cabin class,
+picks nothing out). The whole output stays restorable: the trimmed result says how many
+lines it kept and names ``restore(step=N)``, and the view records an elision with that
+restore path.
 
 An output is left whole when it is shorter than ``min_tokens``, has one line, has no line
-that matches, or would lose less than a quarter of its tokens; the results of the strategy's
-own ``restore`` are never trimmed. User messages are never touched. The decision for step k
-reads only steps 0..k, so every later render gives the same bytes (a reopened session too).
+with a telling token, or would lose less than a quarter of its tokens; the results of the
+strategy's own ``restore`` are never trimmed. User messages are never touched. The decision
+for step k reads only steps 0..k, so every later render gives the same bytes (a reopened
+session too).
 """
 
 from __future__ import annotations
 
 import weakref
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -91,14 +95,16 @@ def trim_step(history: History, step: Step, query: set[str], *, min_tokens: int)
 
 def _trimmed(result: ToolMessage, step: int, query: set[str]) -> ToolMessage | None:
     lines = result.content.splitlines()
-    matched = [k for k, line in enumerate(lines) if query & line_tokens(line)]
-    if len(lines) < 2 or not matched:
+    if len(lines) < 2:
+        return None
+    found = [query & line_tokens(line) for line in lines]
+    counts = Counter(token for tokens in found for token in tokens)
+    telling = {t for t, n in counts.items() if 2 * n <= len(lines)}
+    matched = [k for k, tokens in enumerate(found) if tokens & telling]
+    if not matched:
         return None
     keep = sorted({0, *matched})
-    head = (
-        f"[ufold kept {len(keep)} of {len(lines)} lines of this output: the first and those "
-        f"naming a value from the dialogue or the tool calls; restore(step={step}) shows it all]"
-    )
+    head = f"[ufold: {len(keep)} of {len(lines)} lines kept; restore(step={step}) shows all]"
     text = "\n".join([head, *_with_gaps(lines, keep)])
     return ToolMessage(text, result.tool_call_id, name=result.name)
 
@@ -108,9 +114,9 @@ def _with_gaps(lines: Sequence[str], keep: Sequence[int]) -> list[str]:
     previous = -1
     for k in keep:
         if k - previous > 1:
-            out.append(f"[... {k - previous - 1} lines left out ...]")
+            out.append(f"[{k - previous - 1} lines left out]")
         out.append(lines[k])
         previous = k
     if previous < len(lines) - 1:
-        out.append(f"[... {len(lines) - 1 - previous} lines left out ...]")
+        out.append(f"[{len(lines) - 1 - previous} lines left out]")
     return out
