@@ -11,6 +11,14 @@ it is byte-identical for every call of one user turn (the prefix stays cached) a
 reopened session renders it without the model. A refused fold changes nothing: the previous
 fold stays and everything since it stays verbatim; the next user message tries again.
 
+Two rules keep ufold from costing more than sending the history as it is. **In-turn
+folding** (:mod:`.inturn`, ``inturn``): inside a turn, a long tool output keeps only its
+relevant lines from the first call that sends it, so it never rewrites a cached prefix, and
+stays restorable. **The rebuild rule** (:mod:`.rebuild`, ``rebuild=cost``): a fold at a user
+message rewrites the prompt after the system message, so it is adopted only when its saving
+pays for that under refold's cost rule (or the budget forces it); otherwise its record says
+``adopted: false`` and the view keeps its prefix and only appends.
+
 ``folder=none`` is the model-free variant: the dialogue verbatim is its summary and lines are
 chosen by :mod:`.select` (exact matches of identifiers, names, dates and numbers, plus BM25);
 its records hold the selection and no folder call. See :class:`UfoldConfig` for the options.

@@ -6,7 +6,8 @@ verbatim), user messages the summary left a value out of, and the extracted obse
 verbatim, each labelled with its step and call, with the folder's facts, constraints and hint.
 Then the current user turn and every step since, verbatim, with native tool calls. With
 ``extract=false`` the tool steps before the cut stay verbatim instead (before the context).
-Every step before the cut that is not verbatim is an elision with ``restore(step=N)``.
+Every step before the cut that is not verbatim is an elision with ``restore(step=N)``; so is
+every tool output from the cut on that in-turn folding trimmed (:mod:`.inturn`).
 """
 
 from __future__ import annotations
