@@ -148,3 +148,22 @@ def test_in_turn_trims_with_a_folder_and_after_reopening(tmp_path: Path) -> None
     reopened = History.open(store, "s")
     again = render_checked(ufold("ufold folder=scripted rebuild=always"), reopened, None)
     assert again.messages == view.messages and again.elisions == view.elisions
+
+
+def test_a_rebuild_that_pays_is_adopted_without_a_budget() -> None:
+    """Thirty calls whose outputs name nothing the user asked about: at the next user message
+    the saving over the calls expected outweighs rewriting the cache and a restore's risk."""
+    s = ufold()
+    history = History(SystemMessage("You are an airline agent."))
+    history.append(UserMessage(TASK))
+    for i in range(30):
+        history.append(*call(i, "ping", {}, f"pong: all systems nominal, round {i}"))
+        sent(s, history)
+    history.append(AssistantMessage("All checks passed."))
+    history.append(UserMessage("Thanks. Now the 20th of May, please."))
+    view = sent(s, history)
+    (record,) = history.folds
+    assert record.output["adopted"] is True and not record.output["forced"]
+    assert record.output["saving"] > record.output["rewritten"] // 2
+    assert any("[Selected context" in (m.content or "") for m in view.messages)
+    assert {e.steps[0] for e in view.elisions} == set(range(32))
