@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The measurements behind issue 9's closing note (ufold): bench sufficiency on airline and
 # retail, normal and noisy, budgets 16k/32k/64k, for full, refold, the model-free ufold and its
-# two ablations; then replay of the recorded tau2-sierra runs. Usage: OUT=dir TASKS=N $0
+# two ablations; then replay of the recorded tau2-sierra and mini-swe-agent runs under both
+# price tables. Usage: OUT=dir TASKS=N $0
 set -euo pipefail
 OUT=${OUT:-bench-ufold}
 TASKS=${TASKS:-15}
@@ -15,5 +16,10 @@ for domain in airline retail; do
     --json "$OUT/sufficiency-$domain.json" --plot "$OUT/context-$domain.png" \
     > "$OUT/sufficiency-$domain.log" 2>&1
 done
-"$CF" replay ../shared/data/tau2-sierra -s full -s refold -s "ufold folder=none" \
-  --json "$OUT/replay-sierra.json" > "$OUT/replay-sierra.log" 2>&1
+for data in tau2-sierra mini-swe-agent-dev; do
+  for prices in default openai; do
+    "$CF" replay "../shared/data/$data" -s full -s refold -s "ufold folder=none" \
+      --prices "$prices" --json "$OUT/replay-$data-$prices.json" \
+      > "$OUT/replay-$data-$prices.log" 2>&1
+  done
+done

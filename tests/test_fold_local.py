@@ -78,7 +78,7 @@ def test_one_real_ufold_turn_with_the_embedded_model(folders: FolderSource) -> N
     """Summary and extraction by SmolLM2-135M: the grammar makes each reply parse; the
     runtime's checks decide what of its extraction is kept."""
     history = _session()
-    strategy = build_strategy("ufold max_output=96", folders=folders)
+    strategy = build_strategy("ufold max_output=96 rebuild=always", folders=folders)
     assert isinstance(strategy, Folding)
     (record,) = strategy.fold(history, None)
     assert record.kind == "turn" and record.end == len(history) - 1

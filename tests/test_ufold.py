@@ -61,6 +61,9 @@ def summary(text: str, *todo: str) -> dict[str, Any]:
 
 
 def ufold(spec: str, scripted: ScriptedFolder | None) -> UfoldStrategy:
+    """The strategy built from ``spec``; every fold adopted unless ``spec`` says how (these
+    sessions are too short for a rebuild to pay under the cost rule)."""
+    spec = spec if "rebuild=" in spec else f"{spec} rebuild=always"
     built = build_strategy(spec, folders=FolderSource(default="scripted"))
     assert isinstance(built, UfoldStrategy)
     if scripted is not None:
@@ -274,7 +277,7 @@ def model_free_session() -> History:
 
 def test_model_free_keeps_the_dialogue_and_the_lines_that_match_it() -> None:
     assert not needs_folder("ufold folder=none") and needs_folder("ufold")
-    s = build_strategy("ufold folder=none ranked=1")
+    s = build_strategy("ufold folder=none ranked=1 rebuild=always")
     assert isinstance(s, UfoldStrategy) and s.folder is None
     history = model_free_session()
     view = fold_render(s, history)
@@ -290,13 +293,13 @@ def test_model_free_keeps_the_dialogue_and_the_lines_that_match_it() -> None:
 
 def test_model_free_ablations_and_the_budget_share() -> None:
     history = model_free_session()
-    view = fold_render(build_strategy("ufold folder=none extract=false"), history)  # type: ignore[arg-type]
+    view = fold_render(build_strategy("ufold folder=none extract=false rebuild=always"), history)  # type: ignore[arg-type]
     assert history[1].messages[1] in view.messages
     history = model_free_session()
-    view = fold_render(build_strategy("ufold folder=none summarize=false"), history)  # type: ignore[arg-type]
+    view = fold_render(build_strategy("ufold folder=none summarize=false rebuild=always"), history)  # type: ignore[arg-type]
     assert TASK not in context(view) and "ABC123" in context(view)
     history = model_free_session()
-    tiny = build_strategy("ufold folder=none extract_share=0.001 budget=1000")
+    tiny = build_strategy("ufold folder=none extract_share=0.001 budget=1000 rebuild=always")
     assert "(no line selected)" in context(fold_render(tiny, history))  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="no model-free mode"):
         build_strategy("compact folder=none")

@@ -18,11 +18,11 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from contextfold.core.history import History
+from contextfold.core.history import History, Step
 from contextfold.core.messages import AssistantMessage
 from contextfold.strategies.ufold.log import Piece, observation_lines
 
-__all__ = ["dialogue_steps", "salient", "select_lines"]
+__all__ = ["dialogue_steps", "line_tokens", "query_tokens", "salient", "select_lines", "step_query"]
 
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[\w@#.+\-]*[A-Za-z0-9])?")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -64,16 +64,27 @@ def dialogue_steps(history: History, end: int) -> list[int]:
     return [s.index for s in history.steps[:end] if s.kind == "user" or s.message.content]
 
 
-def _query_tokens(history: History, upto: int) -> set[str]:
+def query_tokens(history: History, upto: int) -> set[str]:
     """Salient tokens of the dialogue up to step ``upto`` and of the agent's tool arguments."""
     tokens: set[str] = set()
     for step in history.steps[: upto + 1]:
-        tokens |= salient(step.message.content or "")
-        if isinstance(step.message, AssistantMessage):
-            for call in step.message.tool_calls:
-                for value in _leaves(_arguments(call.arguments)):
-                    tokens |= salient(value, names=False) | _whole(value)
+        tokens |= step_query(step)
     return tokens
+
+
+def step_query(step: Step) -> set[str]:
+    """One step's share of :func:`query_tokens`: its text and its tool calls' arguments."""
+    tokens = salient(step.message.content or "")
+    if isinstance(step.message, AssistantMessage):
+        for call in step.message.tool_calls:
+            for value in _leaves(_arguments(call.arguments)):
+                tokens |= salient(value, names=False) | _whole(value)
+    return tokens
+
+
+def line_tokens(text: str) -> set[str]:
+    """The tokens of an observation line, lower-cased, as a query matches them."""
+    return set(_TOKEN.findall(text.lower()))
 
 
 def _whole(value: str) -> set[str]:
@@ -109,8 +120,8 @@ def select_lines(history: History, cut: int, *, room: int, ranked: int) -> list[
     ]
     if not lines:
         return []
-    query = _query_tokens(history, cut)
-    matches = [len(query & set(_TOKEN.findall(text.lower()))) for _, text in lines]
+    query = query_tokens(history, cut)
+    matches = [len(query & line_tokens(text)) for _, text in lines]
     order = sorted((i for i, n in enumerate(matches) if n), key=lambda i: (-matches[i], -i))
     order += _ranked(lines, history, cut, ranked, set(order))
     return _runs(_fit(order, lines, history, room))

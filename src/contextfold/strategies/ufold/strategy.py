@@ -11,6 +11,14 @@ it is byte-identical for every call of one user turn (the prefix stays cached) a
 reopened session renders it without the model. A refused fold changes nothing: the previous
 fold stays and everything since it stays verbatim; the next user message tries again.
 
+Two rules keep ufold from costing more than sending the history as it is. **In-turn
+folding** (:mod:`.inturn`, ``inturn``): inside a turn, a long tool output keeps only its
+relevant lines from the first call that sends it, so it never rewrites a cached prefix, and
+stays restorable. **The rebuild rule** (:mod:`.rebuild`, ``rebuild=cost``): a fold at a user
+message rewrites the prompt after the system message, so it is adopted only when its saving
+pays for that under refold's cost rule (or the budget forces it); otherwise its record says
+``adopted: false`` and the view keeps its prefix and only appends.
+
 ``folder=none`` is the model-free variant: the dialogue verbatim is its summary and lines are
 chosen by :mod:`.select` (exact matches of identifiers, names, dates and numbers, plus BM25);
 its records hold the selection and no folder call. See :class:`UfoldConfig` for the options.
@@ -19,6 +27,7 @@ its records hold the selection and no folder call. See :class:`UfoldConfig` for 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field
@@ -26,11 +35,15 @@ from pydantic import Field
 from contextfold.core.errors import ConfigError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
+from contextfold.core.meter import PRICE_TABLES
 from contextfold.core.view import View
 from contextfold.strategies.folding.folder import Folder
 from contextfold.strategies.folding.source import OptionalFolderConfig
+from contextfold.strategies.refold.cost import CostRule
 from contextfold.strategies.restore import RESTORE_TOOL, call_restore
 from contextfold.strategies.ufold.fold import NoRoom, Notes, TurnFolder, notes_from, notes_text
+from contextfold.strategies.ufold.inturn import InTurn
+from contextfold.strategies.ufold.rebuild import weigh
 from contextfold.strategies.ufold.select import dialogue_steps, salient, select_lines
 from contextfold.strategies.ufold.view import ViewOptions, render_view
 
@@ -51,6 +64,14 @@ class UfoldConfig(OptionalFolderConfig):
         0.4, gt=0.0, le=1.0, description="folder=none: budget share the selected lines may take."
     )
     ranked: int = Field(3, ge=0, description="folder=none: lines added by BM25 rank.")
+    inturn: bool = Field(
+        True, description="Trim long tool outputs of the current turn before they are sent."
+    )
+    inturn_min: int = Field(256, ge=1, description="Tokens a tool output needs to be trimmed.")
+    rebuild: Literal["always", "cost"] = Field(
+        "cost", description="Adopt every fold, or only those that pay for the cache rewrite."
+    )
+    prices: str = Field("default", description="Price table the rebuild rule uses.")
 
 
 class UfoldStrategy:
@@ -63,7 +84,13 @@ class UfoldStrategy:
             raise ConfigError("ufold trigger=change needs a folder to judge the user's intent")
         if folder is not None and not (config.summarize or config.extract):
             raise ConfigError("ufold summarize=false extract=false folds nothing; use full")
+        if config.prices not in PRICE_TABLES:
+            known = ", ".join(PRICE_TABLES)
+            raise ConfigError(f"ufold: unknown price table {config.prices!r}; known: {known}")
         self.config, self.folder, self.name = config, folder, "ufold"
+        self.rule = CostRule(PRICE_TABLES[config.prices])
+        trims = config.extract and config.inturn
+        self.inturn = InTurn(min_tokens=config.inturn_min) if trims else None
         if folder is None:  # the dialogue verbatim is the model-free summary
             conversation: Literal["notes", "dialogue", "none"] = (
                 "dialogue" if config.summarize else "none"
@@ -74,11 +101,15 @@ class UfoldStrategy:
 
     # -- state, derived from the fold log -------------------------------------------------
     def latest(self, history: History) -> FoldRecord | None:
-        """The latest accepted turn fold of this strategy."""
+        """The latest accepted and adopted turn fold of this strategy."""
         for record in reversed(history.folds):
-            if record.strategy == self.name and record.kind == "turn" and record.accepted:
+            if self._adopted(record):
                 return record
         return None
+
+    def _adopted(self, record: FoldRecord) -> bool:
+        mine = record.strategy == self.name and record.kind == "turn" and record.accepted
+        return mine and bool(record.output.get("adopted", True))
 
     def due(self, history: History) -> int | None:
         """The user message to fold at, when it has not been tried yet."""
@@ -101,9 +132,26 @@ class UfoldStrategy:
             records = [self._model_free(history, user, budget or self.config.budget)]
         else:
             records = self._with_folder(self.folder, history, user, latest)
+        records = [self._weighed(history, r, latest, user, budget) for r in records]
         for record in records:
             history.record_fold(record)
         return records
+
+    def _weighed(
+        self,
+        history: History,
+        record: FoldRecord,
+        latest: FoldRecord | None,
+        user: int,
+        budget: int | None,
+    ) -> FoldRecord:
+        """The record with the rebuild rule's figures and verdict (``rebuild=cost``)."""
+        if self.config.rebuild == "always" or record.kind != "turn" or not record.accepted:
+            return record
+        old, new = self._render(history, latest), self._render(history, record)
+        adopted = sum(self._adopted(r) for r in history.folds)
+        figures = weigh(old, new, history, user, rule=self.rule, budget=budget, adopted=adopted)
+        return replace(record, output={**record.output, **figures})
 
     def _model_free(self, history: History, user: int, budget: int) -> FoldRecord:
         room = int(self.config.extract_share * budget)
@@ -195,9 +243,11 @@ class UfoldStrategy:
 
     # -- rendering (pure) ------------------------------------------------------------------
     def render(self, history: History, budget: int | None) -> View:
-        latest = self.latest(history)
-        output = latest.output if latest else None
-        return render_view(history, output, latest.end if latest else 0, self.options, self.name)
+        return self._render(history, self.latest(history))
+
+    def _render(self, history: History, fold: FoldRecord | None) -> View:
+        output, cut = (fold.output, fold.end) if fold else (None, 0)
+        return render_view(history, output, cut, self.options, self.name, inturn=self.inturn)
 
 
 def _missed_users(history: History, user: int, notes: str) -> list[int]:

@@ -6,7 +6,8 @@ verbatim), user messages the summary left a value out of, and the extracted obse
 verbatim, each labelled with its step and call, with the folder's facts, constraints and hint.
 Then the current user turn and every step since, verbatim, with native tool calls. With
 ``extract=false`` the tool steps before the cut stay verbatim instead (before the context).
-Every step before the cut that is not verbatim is an elision with ``restore(step=N)``.
+Every step before the cut that is not verbatim is an elision with ``restore(step=N)``; so is
+every tool output from the cut on that in-turn folding trimmed (:mod:`.inturn`).
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from contextfold.core.history import History
+from contextfold.core.history import History, Step
 from contextfold.core.messages import UserMessage
 from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
 from contextfold.strategies.ufold.fold import notes_from, notes_text
+from contextfold.strategies.ufold.inturn import InTurn
 from contextfold.strategies.ufold.log import Piece, call_label
 from contextfold.strategies.ufold.select import dialogue_steps
 
@@ -35,14 +37,21 @@ class ViewOptions:
 
 
 def render_view(
-    history: History, output: Mapping[str, Any] | None, cut: int, options: ViewOptions, name: str
+    history: History,
+    output: Mapping[str, Any] | None,
+    cut: int,
+    options: ViewOptions,
+    name: str,
+    *,
+    inturn: InTurn | None = None,
 ) -> View:
-    """The view for a fold's ``output`` covering the steps before ``cut`` (pure)."""
+    """The view for a fold's ``output`` covering the steps before ``cut`` (pure); the tool
+    outputs from ``cut`` on trimmed by ``inturn`` when given."""
     out = ViewBuilder()
     out.add_system(history)
     if output is None or cut == 0:
         for step in history.steps:
-            out.add_step(step)
+            _add_turn_step(out, history, step, inturn)
         return out.build(name)
     kept = set() if options.extract else _tool_steps(history, cut)
     for index in sorted(kept):
@@ -52,9 +61,22 @@ def render_view(
     tokens = history.count(note)
     out.add(note, tokens, Provenance(tuple(covered), "transformed"))
     for step in history.steps[cut:]:
-        out.add_step(step)
+        _add_turn_step(out, history, step, inturn)
     _elide(out, history, covered, tokens)
     return out.build(name)
+
+
+def _add_turn_step(out: ViewBuilder, history: History, step: Step, inturn: InTurn | None) -> None:
+    """A step of the current turn: verbatim, or its tool outputs trimmed (see :mod:`.inturn`)."""
+    trim = inturn.trim(history, step.index) if inturn is not None and step.results else None
+    if trim is None:
+        out.add_step(step)
+        return
+    out.add(step.message, step.tokens[0], Provenance((step.index,)))
+    prov = Provenance((step.index,), "transformed")
+    for message, tokens in zip(trim.results, trim.tokens, strict=True):
+        out.add(message, tokens, prov)
+    out.elide(Elision((step.index,), "ufold-turn", trim.removed, RestorePath.step(step.index)))
 
 
 def _tool_steps(history: History, cut: int) -> set[int]:

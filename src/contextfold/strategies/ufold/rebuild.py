@@ -1,0 +1,68 @@
+"""Whether rebuilding the context at a user message pays: ufold's never-worse rule.
+
+A rebuild replaces the context message (and so everything after the system prompt): the
+prompt after the first changed message, which the server had cached, is written again. It
+pays when the tokens it removes from every later prompt outweigh that write and the restore
+it may cost, by refold's :class:`~contextfold.strategies.refold.cost.CostRule` (the calls
+still expected estimated from the session, as refold does; the chance of a
+restore by Laplace's rule, restores so far per rebuild adopted). A rebuild is always adopted
+when the view without it is over the budget. One that does not pay is kept in the fold log
+with ``adopted: false`` (and its figures), and the view stays the previous one plus what came
+since, so the cached prefix keeps hitting.
+"""
+
+from __future__ import annotations
+
+from contextfold.core.history import History
+from contextfold.core.messages import AssistantMessage, common_prefix
+from contextfold.core.view import View
+from contextfold.strategies.refold.cost import CostRule
+
+__all__ = ["weigh"]
+
+
+def weigh(
+    old: View,
+    new: View,
+    history: History,
+    user: int,
+    *,
+    rule: CostRule,
+    budget: int | None,
+    adopted: int,
+) -> dict[str, int | bool]:
+    """The figures of a rebuild from ``old`` to ``new`` at user message ``user``, and
+    whether it is adopted."""
+    shared = common_prefix(old.messages, new.messages)
+    cached = sum(
+        tokens
+        for tokens, prov in zip(old.tokens[shared:], old.provenance[shared:], strict=True)
+        if all(step < user for step in prov.steps)  # the user message itself is new anyway
+    )
+    saving = old.total_tokens - new.total_tokens
+    forced = budget is not None and old.total_tokens > budget
+    calls = _calls(history)
+    risk = (_restores(history) + 1) / (adopted + 2)  # of one restore after this rebuild
+    pays = rule.pays(
+        rewritten=cached,
+        saving=saving,
+        calls=calls,
+        prompt=new.total_tokens,
+        reach=risk / rule.expected_calls(calls),  # the rule spreads it over the calls to come
+        restored=saving,
+    )
+    return {"adopted": forced or pays, "saving": saving, "rewritten": cached, "forced": forced}
+
+
+def _calls(history: History) -> int:
+    """Model calls so far (each made one assistant step), this one included."""
+    return sum(step.kind == "assistant" for step in history.steps) + 1
+
+
+def _restores(history: History) -> int:
+    return sum(
+        call.name == "restore"
+        for step in history.steps
+        if isinstance(step.message, AssistantMessage)
+        for call in step.message.tool_calls
+    )
