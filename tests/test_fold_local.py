@@ -92,3 +92,15 @@ def test_one_real_ufold_turn_with_the_embedded_model(folders: FolderSource) -> N
         assert record.reason
         full = render_checked(build_strategy("full"), history, None)
         assert view.messages == full.messages
+
+
+def test_the_embedded_folder_closes_its_summary(folders: FolderSource) -> None:
+    """Greedy decoding alone made SmolLM2-135M repeat one phrase until the 512-token cap on
+    this fold, so its JSON never closed and the fold was refused; the repeat penalty on
+    schema-bound replies lets the reply end and the fold commit."""
+    history = _session()
+    strategy = build_strategy("summary threshold=40", folders=folders)
+    assert isinstance(strategy, Folding)
+    (record,) = strategy.fold(history, None)
+    assert record.accepted, record.reason
+    assert record.calls[-1].completion_tokens < 512

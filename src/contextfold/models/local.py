@@ -78,6 +78,7 @@ class LocalModel:
         temperature: float = 0.0,
         max_tokens: int = 256,
         tool_choice: str = "auto",
+        schema_repeat_penalty: float = 1.15,
     ) -> None:
         llama_cpp = import_optional("llama_cpp", hint=INSTALL_HINT, what="LocalModel")
         path = Path(model_path) if model_path is not None else _embedded_path()
@@ -91,6 +92,9 @@ class LocalModel:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.tool_choice = tool_choice
+        self.schema_repeat_penalty = schema_repeat_penalty
+        """Repeat penalty of ``response_schema`` (folder) replies: greedy decoding of a small
+        model repeats one phrase until the token cap, and the JSON never closes."""
         self.last_evaluated = 0
         """Prompt tokens the last call evaluated (the rest came from the KV cache)."""
         self._llama_cpp = llama_cpp
@@ -119,12 +123,14 @@ class LocalModel:
         with self._lock:
             tools = self._offered(tools)
             grammar = self._grammar(tools) if tools else None
+            penalty = 1.0
             if grammar is None and response_schema is not None:
                 grammar = self._schema_grammar(_loose(response_schema))
+                penalty = self.schema_repeat_penalty
             prompt = self._tokenize(self._render(messages, tools))
             limit = self._limit(len(prompt), max_tokens)
             reused = self._reuse_prefix(prompt)
-            out = self._generate(prompt[reused:], grammar=grammar, limit=limit)
+            out = self._generate(prompt[reused:], grammar=grammar, limit=limit, penalty=penalty)
             text = self._llama.detokenize(out).decode("utf-8", errors="replace")
             message = self._message(text, tools=bool(tools))
             self._remember(message, text)
@@ -196,11 +202,13 @@ class LocalModel:
         self.last_evaluated = len(prompt) - reused
         return reused
 
-    def _generate(self, suffix: list[int], *, grammar: Any, limit: int) -> list[int]:
+    def _generate(
+        self, suffix: list[int], *, grammar: Any, limit: int, penalty: float = 1.0
+    ) -> list[int]:
         """Evaluate the prompt suffix and sample up to ``limit`` tokens (stop tokens dropped)."""
         out: list[int] = []
         tokens = self._llama.generate(
-            suffix, reset=False, temp=self.temperature, repeat_penalty=1.0, grammar=grammar
+            suffix, reset=False, temp=self.temperature, repeat_penalty=penalty, grammar=grammar
         )
         for token in tokens:
             if token in self._stop:

@@ -25,7 +25,11 @@ from typing import Any
 from contextfold.core.errors import StoreError
 from contextfold.core.messages import Message, to_openai
 
-__all__ = ["CachedReply", "FoldCache", "default_cache_path"]
+__all__ = ["KEY_VERSION", "CachedReply", "FoldCache", "default_cache_path"]
+
+KEY_VERSION = 2
+"""Part of every key; raised when a folder's decoding changes, so older replies are not reused
+(2: the embedded model's schema-bound replies got a repeat penalty)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -79,6 +83,7 @@ class FoldCache:
         max_tokens: int,
     ) -> str:
         data = {
+            "version": KEY_VERSION,
             "folder": folder,
             "messages": [to_openai(m) for m in messages],
             "schema": schema,
