@@ -133,27 +133,37 @@ def _notes() -> list[tuple[str, dict[str, Any]]]:
     return [("read_file", {"path": path}) for path in sorted(meeting_notes()[0])]
 
 
+_SALES_FINAL = _SALES_SCRIPT.replace(
+    'doc.save("report.docx")',
+    'doc.add_paragraph(f"Best region: {ranking[0]}")\ndoc.save("report.docx")',
+)
+_QUARTERS = [("read_file", {"path": f"data/sales-2025-q{q}.csv"}) for q in range(1, 5)]
+
 SOLUTIONS: dict[str, list[Reply]] = {
     "sales-report": [
         *_calls(
             ("list_files", {}),
-            *[("read_file", {"path": f"data/sales-2025-q{q}.csv"}) for q in range(1, 5)],
+            *_QUARTERS[:2],
             ("write_file", {"path": "make_report.py", "content": _SALES_SCRIPT}),
             ("run_python", {"path": "make_report.py"}),
             ("read_file", {"path": "report.docx"}),
+            *_QUARTERS[2:],
+            ("write_file", {"path": "make_report.py", "content": _SALES_FINAL}),
+            ("run_python", {"path": "make_report.py"}),
             ("read_file", {"path": "totals.xlsx"}),
         ),
-        "Wrote report.docx (revenue per region) and totals.xlsx (sheet Totals), checked both.",
+        "Wrote report.docx (revenue per region, best region) and totals.xlsx (sheet Totals).",
     ],
     "meeting-deck": [
         *_calls(
             ("list_files", {}),
-            *_notes(),
+            *_notes()[:3],
             ("write_file", {"path": "make_deck.py", "content": _DECK_SCRIPT}),
             ("run_python", {"path": "make_deck.py"}),
             ("read_file", {"path": "decisions.pptx"}),
+            *_notes()[3:],
         ),
-        "Wrote decisions.pptx: one slide per meeting in date order with its decisions.",
+        "Wrote decisions.pptx: one slide per meeting in date order, checked against every note.",
     ],
     "reorder-code": [
         *_calls(
