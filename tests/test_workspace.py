@@ -185,3 +185,19 @@ def test_full_runs_the_workspace_without_folds() -> None:
     result = live("full")
     assert result.reward == 1.0 and result.detail["folds_attempted"] == 0
     assert isinstance(result.history.steps[-1].message, AssistantMessage)
+
+
+def test_the_run_command_scores_a_workspace_task(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from contextfold.cli import app
+
+    out = tmp_path / "run.json"
+    argv = ["run", "--env", "workspace:reorder-code", "--model", "scripted", "-s", "full"]
+    res = CliRunner().invoke(app, [*argv, "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(out.read_text())
+    assert summary["reward"] == 1.0 and summary["folds_attempted"] == 0
+    bad = CliRunner().invoke(app, ["run", "--env", "workspace:nope", "--model", "scripted"])
+    assert bad.exit_code != 0 and "unknown workspace task 'nope'" in bad.output
+    assert "Traceback" not in bad.output
