@@ -103,8 +103,8 @@ def main() -> None:
     )
     (record,) = result.history.folds
     print(f"reward {result.reward}; fold accepted: {record.accepted} {record.reason or ''}")
-    for check in record.output.get("grounding", []):
-        print(f"  {check['candidate']} v{check['version']} {check['predicate']}: {check['verdict']}")
+    for c in record.output.get("grounding", []):
+        print(f"  {c['candidate']} v{c['version']} {c['predicate']}: {c['verdict']}")
     view = build_strategy("carryon", folders=folders).render(result.history, None)
     for message in view.messages:
         text = message_text(message)
