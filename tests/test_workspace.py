@@ -201,3 +201,12 @@ def test_the_run_command_scores_a_workspace_task(tmp_path: Path) -> None:
     bad = CliRunner().invoke(app, ["run", "--env", "workspace:nope", "--model", "scripted"])
     assert bad.exit_code != 0 and "unknown workspace task 'nope'" in bad.output
     assert "Traceback" not in bad.output
+
+
+def test_only_a_strategy_with_a_grounder_is_pointed_at_the_workspace() -> None:
+    from contextfold.core.protocols import Grounded
+
+    folders = FolderSource(default="scripted")
+    assert isinstance(build_strategy("carryon", folders=folders), Grounded)
+    assert not isinstance(build_strategy("cgs", folders=folders), Grounded)
+    assert not isinstance(build_strategy("full"), Grounded)
