@@ -2,7 +2,9 @@
 
 Environments by spec: ``tau2:airline|retail|telecom`` (a task id is required; the user is
 simulated by a model on the same backend, with its own engine so each keeps its prompt cache)
-and ``tutorial:budget|study-plan`` (the task is the prompt; the answer is scored).
+and ``tutorial:budget|study-plan`` (the task is the prompt; the answer is scored), and
+``workspace:TASK`` (real files in a temporary directory, scored by opening them; see
+:mod:`contextfold.bench.live_workspace`).
 
 With a store, the session is kept under an id unique per run (:func:`new_session_id`) or the one
 given; ``resume=True`` reopens that session and goes on where it stopped
@@ -74,8 +76,21 @@ class LiveResult:
         }
 
 
-def make_model(spec: str, *, base_url: str | None = None, threads: int = 2) -> Model:
-    """``local`` (the embedded model), ``openai:NAME`` (any OpenAI-compatible server)."""
+def make_model(
+    spec: str, *, base_url: str | None = None, threads: int = 2, env_spec: str = ""
+) -> Model:
+    """``local`` (the embedded model), ``openai:NAME`` (any OpenAI-compatible server),
+    ``scripted`` (a workspace task's scripted solution; ``env_spec`` names the task)."""
+    if spec == "scripted":
+        from contextfold.envs.workspace_solutions import scripted_agent
+
+        kind, _, task = env_spec.partition(":")
+        if kind != "workspace" or not task:
+            raise ConfigError(
+                "--model scripted replays a workspace task's scripted solution; use it with "
+                "--env workspace:TASK"
+            )
+        return scripted_agent(task)
     if spec == "local":
         from contextfold.models import LocalModel
 
@@ -85,7 +100,9 @@ def make_model(spec: str, *, base_url: str | None = None, threads: int = 2) -> M
         from contextfold.models import OpenAIModel
 
         return OpenAIModel(name, base_url=base_url)
-    raise ConfigError(f"unknown model {spec!r}; use 'local' or 'openai:MODEL' (with --base-url)")
+    raise ConfigError(
+        f"unknown model {spec!r}; use 'local', 'openai:MODEL' (with --base-url) or 'scripted'"
+    )
 
 
 def new_session_id(env_spec: str, task: str | None) -> str:
@@ -114,9 +131,13 @@ def run_live(
     ``folders`` gives the folder of a strategy that folds with a model (default: ``agent``,
     another instance of the agent's model from ``make``)."""
     kind, _, name = env_spec.partition(":")
-    runner = {"tau2": _run_tau2, "tutorial": _run_tutorial}.get(kind)
+    from contextfold.bench.live_workspace import run_workspace
+
+    runner = {"tau2": _run_tau2, "tutorial": _run_tutorial, "workspace": run_workspace}.get(kind)
     if runner is None or not name:
-        raise ConfigError(f"unknown environment {env_spec!r}; use tau2:DOMAIN or tutorial:TASK")
+        raise ConfigError(
+            f"unknown environment {env_spec!r}; use tau2:DOMAIN, tutorial:TASK or workspace:TASK"
+        )
     if resume and (store is None or session is None):
         raise ConfigError("resuming needs the store and the id of the session to continue")
     folders = folders or FolderSource(default="agent", agent=make)

@@ -28,11 +28,18 @@ __all__ = ["run"]
 
 def run(
     env: Annotated[
-        str, typer.Option(help="tau2:airline|retail|telecom or tutorial:budget|study-plan")
+        str,
+        typer.Option(
+            help="tau2:airline|retail|telecom, tutorial:budget|study-plan or "
+            "workspace:sales-report|meeting-deck|reorder-code"
+        ),
     ],
     task: Annotated[str | None, typer.Option(help="Task id (tau2) or prompt (tutorial).")] = None,
     strategy: Annotated[str, typer.Option("--strategy", "-s", help="Strategy spec.")] = "refold",
-    model: Annotated[str, typer.Option(help="local, or openai:MODEL with --base-url.")] = "local",
+    model: Annotated[
+        str,
+        typer.Option(help="local, openai:MODEL with --base-url, or scripted (workspace tasks)."),
+    ] = "local",
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
     max_steps: Annotated[int, typer.Option(min=1, help="Agent steps at most.")] = 30,
     budget: BudgetOpt = None,
@@ -61,7 +68,7 @@ def run(
         counter = resolve_counter("smollm2" if model == "local" else "approx")
 
         def make() -> Model:
-            return make_model(model, base_url=base_url, threads=threads)
+            return make_model(model, base_url=base_url, threads=threads, env_spec=env)
 
         folders = FolderSource(
             default=folder, agent=make, agent_spec=model, base_url=base_url, threads=threads

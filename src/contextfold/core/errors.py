@@ -13,6 +13,7 @@
     ├── ImportFormatError      a recorded trajectory that cannot be read (names file, position)
     ├── ModelError             a model backend that cannot answer (after its retries)
     ├── CalculatorError        an expression the safe calculator refuses (envs.calculator)
+    ├── DocumentError          a docx/xlsx/pptx that does not open (core.documents)
     └── ContextBudgetError     a view still over the context budget after forced compaction
 """
 

@@ -5,7 +5,8 @@
   ``isinstance`` by the loop and the harness (never reached by ``getattr``):
   :class:`ToolProvider` (tools of its own, e.g. ``restore``), :class:`Folding` (folds with a
   model, outside ``render``), :class:`Compacting` (shrinks on demand when a view is over the
-  budget, and counts the compactions it forced).
+  budget, and counts the compactions it forced), :class:`Grounded` (checks what it keeps
+  against the environment's files).
 - :class:`Store`: persists sessions (system message, metadata, steps, fold records) and the
   call log. :class:`SharedStore`: a store other processes write to at the same time.
 - :class:`Model`, :class:`Environment`, :class:`UserSimulator`: live runs.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage
@@ -29,6 +31,7 @@ __all__ = [
     "Completion",
     "Environment",
     "Folding",
+    "Grounded",
     "Model",
     "SessionRecord",
     "SharedStore",
@@ -107,6 +110,18 @@ class Compacting(Protocol):
     def forced_compactions(self) -> int:
         """Compactions the strategy forced itself (the budget made it), so far."""
         ...
+
+
+@runtime_checkable
+class Grounded(Protocol):
+    """A strategy that checks what it keeps against real files (CarryOn's grounder).
+
+    A live run in a workspace environment calls :meth:`ground_in` once, before the first
+    step, with the workspace's root: the strategy reads its files from then on (read-only),
+    and takes their state at that moment as the task's start.
+    """
+
+    def ground_in(self, root: Path) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

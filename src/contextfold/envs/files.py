@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["FilesEnv"]
+__all__ = ["FilesEnv", "function_tool"]
 
 
-def _tool(name: str, description: str, **params: str) -> dict[str, Any]:
+def function_tool(name: str, description: str, **params: str) -> dict[str, Any]:
     return {
         "type": "function",
         "function": {
@@ -28,10 +28,12 @@ def _tool(name: str, description: str, **params: str) -> dict[str, Any]:
 
 
 _TOOLS = [
-    _tool("list_files", "List the files in the workspace."),
-    _tool("read_file", "Show a file with line numbers.", path="File path."),
-    _tool("write_file", "Replace a file's content.", path="File path.", content="New content."),
-    _tool("grep", "Lines containing a text, as path:line:text.", pattern="Text to find."),
+    function_tool("list_files", "List the files in the workspace."),
+    function_tool("read_file", "Show a file with line numbers.", path="File path."),
+    function_tool(
+        "write_file", "Replace a file's content.", path="File path.", content="New content."
+    ),
+    function_tool("grep", "Lines containing a text, as path:line:text.", pattern="Text to find."),
 ]
 
 

@@ -2,10 +2,12 @@
 
 A check is bound to one candidate, its version and a predicate (:class:`Check`): the file
 exists, is non-empty, its content hash changed since the task began (the grounder hashes the
-workspace when it is made, which is when the strategy is built, at the task's start), a
-document container opens (docx, xlsx, pptx, each only when its library is installed), a text
-is present. Each check is supported, contradicted or unknown; a candidate is contradicted when
-any check is, supported when all that apply are, unknown otherwise.
+workspace when it is made: when the strategy is built, or when a live run points it at the
+workspace with ``ground_in``, both before the first step), a document container opens (docx,
+xlsx, pptx with python-docx, openpyxl, python-pptx; unknown when the library is not
+installed), a text is present (in a container: in the text its library reads). Each check is
+supported, contradicted or unknown; a candidate is contradicted when any check is, supported
+when all that apply are, unknown otherwise.
 
 Without a workspace (replay of a recorded trajectory: there is no environment to read) every
 verdict is ``unknown`` with the reason "no workspace"; see
@@ -15,21 +17,18 @@ verdict is ``unknown`` with the reason "no workspace"; see
 from __future__ import annotations
 
 import hashlib
-import importlib
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from contextfold.core.documents import CONTAINERS, DocumentError, document_text, is_container
 from contextfold.strategies.carryon.state import Candidate, normalise_location
 
 __all__ = ["Check", "Grounder", "Verdict", "combine"]
 
 Verdict = Literal["supported", "contradicted", "unknown"]
 NO_WORKSPACE = "no workspace"
-
-_CONTAINERS = {".docx": ("docx", "Document"), ".xlsx": ("openpyxl", "load_workbook")}
-_CONTAINERS[".pptx"] = ("pptx", "Presentation")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +73,8 @@ class Grounder:
         changed = self._initial.get(path) != _digest(data)
         checks.append(Check(*bound, "changed", "supported" if changed else "contradicted"))
         checks += self._container(candidate, path)
-        if candidate.expected_text:
-            checks.append(self._text(candidate, path, data))
+        if candidate.expected_text and not is_container(path):
+            checks.append(_text(candidate, data.decode("utf-8", errors="replace")))
         return checks
 
     def _resolve(self, location: str) -> Path | None:
@@ -87,30 +86,32 @@ class Grounder:
         return path if path.is_relative_to(self.root) else None
 
     def _container(self, candidate: Candidate, path: Path) -> list[Check]:
-        spec = _CONTAINERS.get(path.suffix.lower())
-        if spec is None:
+        """The document opens with its library (and, when a text is expected, holds it)."""
+        if not is_container(path):
             return []
         bound = (candidate.id, candidate.version)
-        module, opener = spec
+        module = CONTAINERS[path.suffix.lower()]
         if importlib.util.find_spec(module) is None:
             return [Check(*bound, "opens", "unknown", f"{module} is not installed")]
         try:
-            getattr(importlib.import_module(module), opener)(str(path))
-        except Exception as exc:  # any failure to open is the verdict, not a crash
-            return [Check(*bound, "opens", "contradicted", f"{type(exc).__name__}: {exc}")]
-        return [Check(*bound, "opens", "supported")]
-
-    def _text(self, candidate: Candidate, path: Path, data: bytes) -> Check:
-        bound = (candidate.id, candidate.version)
-        if path.suffix.lower() in _CONTAINERS:
-            return Check(*bound, "text_present", "unknown", "text of a container is not read")
-        found = candidate.expected_text in data.decode("utf-8", errors="replace")
-        return Check(*bound, "text_present", "supported" if found else "contradicted")
+            text = document_text(path)
+        except DocumentError as exc:
+            return [Check(*bound, "opens", "contradicted", str(exc))]
+        checks = [Check(*bound, "opens", "supported")]
+        if candidate.expected_text:
+            checks.append(_text(candidate, text))
+        return checks
 
     def _snapshot(self) -> dict[Path, str]:
         assert self.root is not None
         files = (p for p in self.root.rglob("*") if p.is_file())
         return {p.resolve(): _digest(p.read_bytes()) for p in files}
+
+
+def _text(candidate: Candidate, text: str) -> Check:
+    found = candidate.expected_text in text
+    verdict: Verdict = "supported" if found else "contradicted"
+    return Check(candidate.id, candidate.version, "text_present", verdict)
 
 
 def _digest(data: bytes) -> str:

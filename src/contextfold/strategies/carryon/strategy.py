@@ -111,6 +111,11 @@ class CarryOnStrategy:
         )
         return Pipeline(self.name, self.folder, self.grounder, switches)
 
+    def ground_in(self, root: Path) -> None:
+        """Check external objects against the files under ``root`` from now on (the files'
+        state now is the task's start)."""
+        self.grounder = Grounder(root)
+
     def compact(self, history: History, budget: int) -> bool:
         """Fold everything but the latest step at the next :meth:`fold` (over the budget)."""
         if len(history) - 1 <= self.state(history)[0].cut:
