@@ -93,7 +93,8 @@ def demo(
     sample = Path(str(resources.files("contextfold") / "data"))
     _demo_intro()
     options = _ReplayOptions(None, None, "default", None, False, None, None)
-    folders = _folders("scripted", None, None, True)  # a -s compact works offline, for free
+    # a -s compact works offline, for free
+    folders = _choice("scripted", None, None, True, 2).source()
     _run_replay([sample], strategy or DEMO_STRATEGIES, model_profile, None, options, folders)
 
 
@@ -133,16 +134,6 @@ def _choice(
 
     path = None if no_cache else str(cache or default_cache_path())
     return FolderChoice(folder, base_url, path, threads)
-
-
-def _folders(
-    folder: str | None, base_url: str | None, cache: Path | None, no_cache: bool, threads: int = 2
-) -> FolderSource:
-    """The folder source of a batch command (replay, bench): ``--folder``, the fold cache."""
-    from contextfold.strategies.folding import FoldCache, FolderSource
-
-    fold_cache = None if no_cache else FoldCache(cache)
-    return FolderSource(default=folder, base_url=base_url, cache=fold_cache, threads=threads)
 
 
 def _read(paths: list[Path], limit: int | None) -> list[Any]:
