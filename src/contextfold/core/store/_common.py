@@ -123,16 +123,11 @@ def _call_row(
     return messages_json, _dumps(dict(usage), f"usage of {where}")
 
 
-class _Connected:
-    """A store holding one database connection: closed once, usable as a context manager."""
-
-    _conn: Any
+class _Closing:
+    """A store usable as a context manager: ``with`` closes it on the way out."""
 
     def close(self) -> None:
-        """Close the connection (idempotent); later calls raise :class:`StoreError`."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        """Release what the store holds (nothing here)."""
 
     def __enter__(self) -> Self:
         return self
@@ -144,3 +139,15 @@ class _Connected:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class _Connected(_Closing):
+    """A store holding one database connection: closed once, usable as a context manager."""
+
+    _conn: Any
+
+    def close(self) -> None:
+        """Close the connection (idempotent); later calls raise :class:`StoreError`."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from contextfold.core.errors import StoreConflictError
@@ -18,6 +17,7 @@ from contextfold.core.store._common import (
     _check_call_step,
     _check_fold,
     _check_step,
+    _Closing,
     _json_copy,
     _missing,
     _not_next,
@@ -37,8 +37,11 @@ class _MemorySession:
     folds: list[FoldRecord]
 
 
-class MemoryStore:
-    """Sessions in a dict: for replay, benchmarks and tests. Nothing survives the process."""
+class MemoryStore(_Closing):
+    """Sessions in a dict: for replay, benchmarks and tests. Nothing survives the process.
+
+    ``close`` and the context manager come from :class:`_Closing` (nothing to release).
+    """
 
     def __init__(self) -> None:
         self._sessions: dict[str, _MemorySession] = {}
@@ -106,20 +109,6 @@ class MemoryStore:
         return [
             {**c, "messages": list(c["messages"]), "usage": dict(c["usage"])} for c in session.calls
         ]
-
-    def close(self) -> None:
-        """Nothing to release (for symmetry with :class:`SQLiteStore`)."""
-
-    def __enter__(self) -> MemoryStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _get(self, session_id: str) -> _MemorySession:
         session = self._sessions.get(session_id)
