@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from contextfold.commands.common import (
+    ThreadsOpt,
     check_args,
     console,
     fail,
@@ -62,7 +63,7 @@ def tasks(
 @app.command("cache-bench")
 def cache_bench_cmd(
     steps: Annotated[int, typer.Option(min=2, help="Steps in the scripted session.")] = 30,
-    threads: Annotated[int, typer.Option(min=1, help="CPU threads for the embedded engine.")] = 2,
+    threads: ThreadsOpt = 2,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
 ) -> None:
     """Play one scripted session through the embedded engine three ways (full, per-step

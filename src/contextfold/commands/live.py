@@ -12,6 +12,7 @@ from rich.table import Table
 from contextfold.commands.common import (
     BudgetOpt,
     FolderOpt,
+    ThreadsOpt,
     check_args,
     console,
     err_console,
@@ -43,7 +44,7 @@ def run(
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
     max_steps: Annotated[int, typer.Option(min=1, help="Agent steps at most.")] = 30,
     budget: BudgetOpt = None,
-    threads: Annotated[int, typer.Option(help="CPU threads of the embedded engine.")] = 2,
+    threads: ThreadsOpt = 2,
     store: Annotated[
         str | None, typer.Option(help="SQLite file or postgresql:// URL keeping the session.")
     ] = None,

@@ -8,7 +8,14 @@ from typing import Annotated
 
 import typer
 
-from contextfold.commands.common import BudgetOpt, FolderOpt, console, err_console, fail
+from contextfold.commands.common import (
+    BudgetOpt,
+    FolderOpt,
+    ThreadsOpt,
+    console,
+    err_console,
+    fail,
+)
 from contextfold.core.errors import ContextFoldError
 
 __all__ = ["serve"]
@@ -50,7 +57,7 @@ def serve(
     max_body: Annotated[int, typer.Option(min=1024, help="Largest request body, bytes.")] = (
         32 * 1024 * 1024
     ),
-    threads: Annotated[int, typer.Option(min=1, help="CPU threads of the embedded model.")] = 2,
+    threads: ThreadsOpt = 2,
     fsync: Annotated[
         bool, typer.Option("--fsync", help="Fsync every store commit (survives power loss).")
     ] = False,
