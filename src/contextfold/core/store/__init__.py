@@ -37,9 +37,9 @@ from several processes are serialised by the server. :func:`open_store` opens ei
 store argument: a ``postgresql://`` (or ``postgres://``) URL, or a file path.
 
 Layout: :mod:`._common` holds the helpers both stores share, :mod:`.memory` the memory store,
-:mod:`.sqlite` the SQLite store, :mod:`._sqlite_open` opening a file (checks, pragmas, schema)
-and :mod:`._sqlite_codec` decoding rows read back from it (from either database);
-:mod:`.postgres` and :mod:`._postgres_open` the PostgreSQL store; :mod:`.opening` the choice.
+:mod:`.sqlite` the SQLite store, :mod:`._sqlite_open` opening a file (checks, pragmas, schema);
+:mod:`.postgres` and :mod:`._postgres_open` the PostgreSQL store; :mod:`._codec` decoding the
+rows either database reads back; :mod:`.opening` the choice.
 """
 
 from contextfold.core.store._sqlite_open import APPLICATION_ID, SCHEMA_VERSION

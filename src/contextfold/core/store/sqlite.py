@@ -13,6 +13,7 @@ from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage
 from contextfold.core.protocols import SessionRecord
+from contextfold.core.store._codec import _Decoder
 from contextfold.core.store._common import (
     _call_row,
     _check_call_at,
@@ -25,7 +26,6 @@ from contextfold.core.store._common import (
     _session_row,
     _step_row,
 )
-from contextfold.core.store._sqlite_codec import _Decoder
 from contextfold.core.store._sqlite_open import _check_openable, _connect, _rollback
 
 __all__ = ["SQLiteStore"]
