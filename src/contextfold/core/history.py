@@ -33,7 +33,7 @@ from contextfold.core.messages import (
 from contextfold.core.tokens import ApproxCounter, TokenCounter, count_messages
 
 if TYPE_CHECKING:
-    from contextfold.core.protocols import Store
+    from contextfold.core.protocols import SessionRecord, Store
 
 __all__ = ["History", "Step", "check_step_shape", "content_hash", "make_step"]
 
@@ -152,9 +152,15 @@ class History:
     @classmethod
     def open(cls, store: Store, session_id: str, *, counter: TokenCounter | None = None) -> History:
         """Reopen a stored session exactly as it was (steps, counts, hashes, metadata)."""
-        record = store.load_session(session_id)
+        return cls.from_record(store, store.load_session(session_id), counter=counter)
+
+    @classmethod
+    def from_record(
+        cls, store: Store, record: SessionRecord, *, counter: TokenCounter | None = None
+    ) -> History:
+        """The session ``record`` (as ``store`` loaded it) reopened, writing through to it."""
         history = cls(record.system, counter=counter, meta=record.meta)  # no store: nothing new
-        history.session_id, history._store = session_id, store  # is written on reopening
+        history.session_id, history._store = record.session_id, store  # written on reopening
         same_counter = record.counter == history.counter.name
         for step in record.steps:
             if not same_counter:  # counts were made by another tokenizer: recount in memory

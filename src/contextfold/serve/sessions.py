@@ -40,6 +40,7 @@ from contextfold.core.messages import Message
 from contextfold.core.protocols import (
     Compacting,
     Folding,
+    SessionRecord,
     SharedStore,
     Store,
     Strategy,
@@ -138,11 +139,12 @@ class SessionManager:
         return changed
 
     def _adopt(self, session_id: str) -> int:
-        meta = self.store.load_session(session_id).meta.get("serve")
+        record = self.store.load_session(session_id)  # read once: its metadata, then its steps
+        meta = record.meta.get("serve")
         if not isinstance(meta, dict):
             self._foreign.add(session_id)
             return 0
-        self._index_from(self._reopen(session_id, str(meta.get("family", ""))), 0)
+        self._index_from(self._reopen(session_id, str(meta.get("family", "")), record), 0)
         return 1
 
     def in_flight(self) -> int:
@@ -274,9 +276,11 @@ class SessionManager:
             candidate = f"{family}~{n}"
         return candidate
 
-    def _reopen(self, session_id: str, family: str) -> Session:
+    def _reopen(self, session_id: str, family: str, record: SessionRecord | None = None) -> Session:
         buffer = BufferedStore(self.store)
-        history = History.open(buffer, session_id, counter=self.counter)
+        if record is None:
+            record = self.store.load_session(session_id)
+        history = History.from_record(buffer, record, counter=self.counter)
         strategy = self.make_strategy()
         for step in history.steps:
             strategy.observe(step, history)
