@@ -25,7 +25,7 @@ from contextfold.strategies.ufold.inturn import InTurn
 from contextfold.strategies.ufold.log import Piece, call_label
 from contextfold.strategies.ufold.select import dialogue_steps
 
-__all__ = ["ViewOptions", "render_view"]
+__all__ = ["ViewOptions", "dialogue_text", "render_view"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,14 +99,15 @@ def _context(
             parts.append("## User messages with values the summary left out\n" + "\n".join(lines))
     elif options.conversation == "dialogue":
         steps = [i for i in dialogue_steps(history, cut) if i not in kept]
-        parts.append("## Conversation so far (verbatim)\n" + _dialogue(history, steps))
+        parts.append("## Conversation so far (verbatim)\n" + dialogue_text(history, steps))
     if options.extract:
         pieces = [Piece.from_json(p) for p in output.get("pieces", ())]
         parts.append("## Tool output lines (verbatim)\n" + _pieces(history, pieces))
     return "\n\n".join(parts)
 
 
-def _dialogue(history: History, steps: Sequence[int]) -> str:
+def dialogue_text(history: History, steps: Sequence[int]) -> str:
+    """The user and agent messages of ``steps`` verbatim, one ``[step N] who: text`` each."""
     lines = []
     for i in steps:
         message = history[i].message
