@@ -26,6 +26,7 @@ from contextfold.envs import FilesEnv
 from contextfold.importers.base import Trajectory
 from contextfold.models import ScriptedModel
 from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
+from contextfold.strategies.refold.cost import CostRule
 from contextfold.strategies.refold.markers import parse_markers
 from contextfold.strategies.registry import build_strategy
 from tests.gen import histories
@@ -306,3 +307,14 @@ def test_before_its_first_advance_refold_sends_what_full_sends() -> None:
         refold.observe(step, replayed)
     assert compared >= 3  # no labels, no note, nothing removed: the cache sees full history
     assert refold.advances and "[step" in str(view.messages[-1].content)
+
+
+def test_cost_rule_once_is_one_restore_over_the_change_life() -> None:
+    """``once`` counts one restore in all (not per call), so a sure restore that costs more
+    than the saving over the calls to come blocks the change, and none lets it pass."""
+    rule = CostRule(PRICE_TABLES["default"])
+    figures = {"rewritten": 0, "saving": 100, "calls": 1, "prompt": 1000, "restored": 100}
+    calls = rule.expected_calls(1)
+    assert rule.pays(**figures, once=0.0)
+    assert not rule.pays(**figures, once=1.0)
+    assert rule.pays(**figures, once=1.0) == rule.pays(**figures, reach=1.0 / calls)

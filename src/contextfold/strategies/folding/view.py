@@ -8,11 +8,13 @@ saves are shared among them in proportion to their size.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from contextfold.core.history import History
 from contextfold.core.messages import UserMessage
 from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
 
-__all__ = ["first_user", "folded_view"]
+__all__ = ["elide_covered", "first_user", "folded_view"]
 
 
 def first_user(history: History) -> int | None:
@@ -41,11 +43,15 @@ def folded_view(
         out.add_step(history[latest])
     for step in history.steps[cut:]:
         out.add_step(step)
-    _elide(out, history, covered, tokens, reason)
+    elide_covered(out, history, covered, tokens, reason)
     return out.build(strategy)
 
 
-def _elide(out: ViewBuilder, history: History, covered: list[int], note: int, reason: str) -> None:
+def elide_covered(
+    out: ViewBuilder, history: History, covered: Sequence[int], note: int, reason: str
+) -> None:
+    """One elision per covered step (``restore(step=N)``); the tokens the ``note`` tokens
+    stand in for shared among them in proportion to their size."""
     total = sum(history[i].total_tokens for i in covered)
     left = removed = max(total - note, 0)
     for k, index in enumerate(covered):

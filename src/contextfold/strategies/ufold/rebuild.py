@@ -41,15 +41,13 @@ def weigh(
     )
     saving = old.total_tokens - new.total_tokens
     forced = budget is not None and old.total_tokens > budget
-    calls = _calls(history)
-    risk = (_restores(history) + 1) / (adopted + 2)  # of one restore after this rebuild
     pays = rule.pays(
         rewritten=cached,
         saving=saving,
-        calls=calls,
+        calls=_calls(history),
         prompt=new.total_tokens,
-        reach=risk / rule.expected_calls(calls),  # the rule spreads it over the calls to come
         restored=saving,
+        once=(_restores(history) + 1) / (adopted + 2),  # chance of one restore after it
     )
     return {"adopted": forced or pays, "saving": saving, "rewritten": cached, "forced": forced}
 

@@ -45,7 +45,7 @@ from contextfold.strategies.ufold.fold import NoRoom, Notes, TurnFolder, notes_f
 from contextfold.strategies.ufold.inturn import InTurn
 from contextfold.strategies.ufold.rebuild import weigh
 from contextfold.strategies.ufold.select import dialogue_steps, salient, select_lines
-from contextfold.strategies.ufold.view import ViewOptions, render_view
+from contextfold.strategies.ufold.view import ViewOptions, dialogue_text, render_view
 
 __all__ = ["UfoldConfig", "UfoldStrategy"]
 
@@ -225,7 +225,11 @@ class UfoldStrategy:
             output |= {"summary": notes.summary, "todo": notes.todo}
             output["kept_users"] = _missed_users(history, user, notes_text(notes))
         if self.config.extract:
-            conversation = notes_text(notes) if self.config.summarize else _dialogue(history, user)
+            conversation = (
+                notes_text(notes)
+                if self.config.summarize
+                else dialogue_text(history, dialogue_steps(history, user + 1))
+            )
             found = asker.extract(history, conversation, user)
             if isinstance(found, str):
                 return output, found
@@ -258,11 +262,3 @@ def _missed_users(history: History, user: int, notes: str) -> list[int]:
         for s in history.steps[:user]
         if s.kind == "user" and any(t not in lowered for t in salient(s.message.content or ""))
     ]
-
-
-def _dialogue(history: History, user: int) -> str:
-    lines = []
-    for i in dialogue_steps(history, user + 1):
-        who = "user" if history[i].kind == "user" else "agent"
-        lines.append(f"[step {i}] {who}: {history[i].message.content}")
-    return "\n".join(lines)

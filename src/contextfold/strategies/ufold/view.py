@@ -19,12 +19,13 @@ from typing import Any, Literal
 from contextfold.core.history import History, Step
 from contextfold.core.messages import UserMessage
 from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
+from contextfold.strategies.folding.view import elide_covered
 from contextfold.strategies.ufold.fold import notes_from, notes_text
 from contextfold.strategies.ufold.inturn import InTurn
 from contextfold.strategies.ufold.log import Piece, call_label
 from contextfold.strategies.ufold.select import dialogue_steps
 
-__all__ = ["ViewOptions", "render_view"]
+__all__ = ["ViewOptions", "dialogue_text", "render_view"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,7 @@ def render_view(
     out.add(note, tokens, Provenance(tuple(covered), "transformed"))
     for step in history.steps[cut:]:
         _add_turn_step(out, history, step, inturn)
-    _elide(out, history, covered, tokens)
+    elide_covered(out, history, covered, tokens, "ufold")
     return out.build(name)
 
 
@@ -98,14 +99,15 @@ def _context(
             parts.append("## User messages with values the summary left out\n" + "\n".join(lines))
     elif options.conversation == "dialogue":
         steps = [i for i in dialogue_steps(history, cut) if i not in kept]
-        parts.append("## Conversation so far (verbatim)\n" + _dialogue(history, steps))
+        parts.append("## Conversation so far (verbatim)\n" + dialogue_text(history, steps))
     if options.extract:
         pieces = [Piece.from_json(p) for p in output.get("pieces", ())]
         parts.append("## Tool output lines (verbatim)\n" + _pieces(history, pieces))
     return "\n\n".join(parts)
 
 
-def _dialogue(history: History, steps: Sequence[int]) -> str:
+def dialogue_text(history: History, steps: Sequence[int]) -> str:
+    """The user and agent messages of ``steps`` verbatim, one ``[step N] who: text`` each."""
     lines = []
     for i in steps:
         message = history[i].message
@@ -126,14 +128,3 @@ def _pieces(history: History, pieces: Sequence[Piece]) -> str:
         lines += [f"  hint: {p.hint}"] if p.hint else []
         blocks.append("\n".join(lines))
     return "\n".join(blocks) or "(no line selected)"
-
-
-def _elide(out: ViewBuilder, history: History, covered: Sequence[int], note: int) -> None:
-    """One elision per covered step; the tokens removed shared in proportion to size."""
-    total = sum(history[i].total_tokens for i in covered)
-    removed = left = max(total - note, 0)
-    for k, index in enumerate(covered):
-        share = history[index].total_tokens * removed // total if total else 0
-        tokens = left if k == len(covered) - 1 else min(share, left)
-        left -= tokens
-        out.elide(Elision((index,), "ufold", tokens, RestorePath.step(index)))
