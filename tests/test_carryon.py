@@ -21,7 +21,8 @@ from contextfold.core.store import SQLiteStore
 from contextfold.core.view import render_checked
 from contextfold.models import ScriptedModel
 from contextfold.strategies.carryon import CarryOnConfig, CarryOnStrategy
-from contextfold.strategies.carryon.state import state_from_log
+from contextfold.strategies.carryon.grounder import Grounder
+from contextfold.strategies.carryon.state import Candidate, state_from_log
 from contextfold.strategies.folding import Folder, FolderSource
 from contextfold.strategies.registry import build_strategy
 
@@ -187,6 +188,28 @@ def test_a_file_the_grounder_contradicts_is_not_compiled(tmp_path: Path) -> None
     (record,) = s.fold(session(5), None)
     assert record.accepted, record.reason
     assert record.output["state"]["carriers"][0]["grounding"] == "supported"
+
+
+def test_the_grounder_rereads_a_document_that_changed_between_checks(tmp_path: Path) -> None:
+    from docx import Document
+
+    grounder = Grounder(tmp_path)
+    cand = Candidate(
+        id="obj:r.docx", type="external_object", description="r", location="r.docx",
+        expected_text="final",
+    )  # fmt: skip
+
+    def write(text: str) -> dict[str, str]:
+        doc = Document()
+        doc.add_paragraph(text)
+        doc.save(str(tmp_path / "r.docx"))
+        return {c.predicate: c.verdict for c in grounder.check(cand)}
+
+    assert write("final figures")["text_present"] == "supported"
+    assert write("draft figures")["text_present"] == "contradicted"
+    (tmp_path / "r.docx").write_bytes(b"not a zip")
+    assert grounder.check(cand)[-1].verdict == "contradicted"  # opens
+    assert write("final again")["text_present"] == "supported"
 
 
 def test_refused_folds_double_the_threshold_and_a_commit_resets_it() -> None:

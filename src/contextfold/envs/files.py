@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["FilesEnv", "function_tool"]
+__all__ = ["FilesEnv", "function_tool", "numbered"]
 
 
 def function_tool(name: str, description: str, **params: str) -> dict[str, Any]:
@@ -25,6 +25,11 @@ def function_tool(name: str, description: str, **params: str) -> dict[str, Any]:
             },
         },
     }
+
+
+def numbered(text: str) -> str:
+    """``text`` with line numbers, as ``read_file`` shows a file."""
+    return "\n".join(f"{i + 1:4d}  {line}" for i, line in enumerate(text.splitlines()))
 
 
 _TOOLS = [
@@ -60,8 +65,7 @@ class FilesEnv:
         if name == "read_file":
             if path not in self.files:
                 return f"error: no file {path!r}; files: {', '.join(sorted(self.files))}"
-            lines = self.files[path].splitlines()
-            return "\n".join(f"{i + 1:4d}  {line}" for i, line in enumerate(lines))
+            return numbered(self.files[path])
         return f"error: unknown tool {name!r}"
 
     def _grep(self, pattern: str) -> str:

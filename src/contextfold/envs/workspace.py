@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfold.core.documents import DocumentError, document_text, is_container
-from contextfold.envs.files import function_tool
+from contextfold.envs.files import function_tool, numbered
 
 __all__ = ["WorkspaceEnv"]
 
@@ -117,8 +117,7 @@ class WorkspaceEnv:
                 return document_text(path)
             except DocumentError as exc:
                 return f"error: {exc}"
-        text = path.read_bytes().decode("utf-8", errors="replace")
-        return "\n".join(f"{i + 1:4d}  {line}" for i, line in enumerate(text.splitlines()))
+        return numbered(path.read_bytes().decode("utf-8", errors="replace"))
 
     def _run(self, path: Path) -> str:
         if path.suffix != ".py":

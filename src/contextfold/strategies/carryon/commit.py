@@ -83,7 +83,7 @@ def compile_state(
         raise Refused("the fold changes no carrier")
     if not rules.carriers and ec == state.ec:
         raise Refused("the fold changes nothing in the execution context")
-    kept = tuple(c for c in carriers.values())
+    kept = tuple(carriers.values())
     new = CarryState(
         carriers=kept,
         ec=ec,
@@ -91,7 +91,7 @@ def compile_state(
         cut=rules.tail.stop,
         commits=state.commits + 1,
     )
-    counts = [k for k in moved.values()]
+    counts = list(moved.values())
     persistence = Persistence(
         retained=sum(1 for c in state.carriers if c.id not in moved),
         updated=counts.count("revise"),

@@ -54,6 +54,9 @@ class Grounder:
     def __init__(self, root: Path | None = None) -> None:
         self.root = root.resolve() if root is not None else None
         self._initial: dict[Path, str] = self._snapshot() if self.root else {}
+        # (path, content hash) -> the document's text, or why it did not open: a candidate
+        # re-checked by later folds, or several at one file, open an unchanged document once
+        self._opened: dict[tuple[Path, str], str | DocumentError] = {}
 
     def check(self, candidate: Candidate) -> list[Check]:
         """The checks that apply to an external-object candidate (none to other kinds)."""
@@ -68,11 +71,12 @@ class Grounder:
         if not path.is_file():
             return [Check(*bound, "exists", "contradicted", f"{path} does not exist")]
         data = path.read_bytes()
+        digest = _digest(data)
         checks = [Check(*bound, "exists", "supported", str(path))]
         checks.append(Check(*bound, "non_empty", "supported" if data else "contradicted"))
-        changed = self._initial.get(path) != _digest(data)
+        changed = self._initial.get(path) != digest
         checks.append(Check(*bound, "changed", "supported" if changed else "contradicted"))
-        checks += self._container(candidate, path)
+        checks += self._container(candidate, path, digest)
         if candidate.expected_text and not is_container(path):
             checks.append(_text(candidate, data.decode("utf-8", errors="replace")))
         return checks
@@ -85,7 +89,7 @@ class Grounder:
         path = path or Path(where).resolve()
         return path if path.is_relative_to(self.root) else None
 
-    def _container(self, candidate: Candidate, path: Path) -> list[Check]:
+    def _container(self, candidate: Candidate, path: Path, digest: str) -> list[Check]:
         """The document opens with its library (and, when a text is expected, holds it)."""
         if not is_container(path):
             return []
@@ -93,14 +97,22 @@ class Grounder:
         module = CONTAINERS[path.suffix.lower()]
         if importlib.util.find_spec(module) is None:
             return [Check(*bound, "opens", "unknown", f"{module} is not installed")]
-        try:
-            text = document_text(path)
-        except DocumentError as exc:
-            return [Check(*bound, "opens", "contradicted", str(exc))]
+        text = self._open(path, digest)
+        if isinstance(text, DocumentError):
+            return [Check(*bound, "opens", "contradicted", str(text))]
         checks = [Check(*bound, "opens", "supported")]
         if candidate.expected_text:
             checks.append(_text(candidate, text))
         return checks
+
+    def _open(self, path: Path, digest: str) -> str | DocumentError:
+        key = (path, digest)
+        if key not in self._opened:
+            try:
+                self._opened[key] = document_text(path)
+            except DocumentError as exc:
+                self._opened[key] = exc
+        return self._opened[key]
 
     def _snapshot(self) -> dict[Path, str]:
         assert self.root is not None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,7 +32,9 @@ __all__ = [
     "ExecutionContext",
     "Obligation",
     "carrier_id",
+    "last_commit",
     "normalise_location",
+    "parse_state",
     "state_from_log",
 ]
 
@@ -146,18 +148,25 @@ class CarryState(_Frozen):
 
 def state_from_log(folds: Sequence[FoldRecord], strategy: str) -> tuple[CarryState, int]:
     """The state committed by the strategy's last accepted fold, and the refusals since."""
-    refused = 0  # from the newest record back: only the last commit is parsed (render path)
+    record, refused = last_commit(folds, strategy)
+    return (parse_state(record) if record else CarryState()), refused
+
+
+def last_commit(folds: Sequence[FoldRecord], strategy: str) -> tuple[FoldRecord | None, int]:
+    """The strategy's last accepted fold (None when none), and the refusals since."""
+    refused = 0  # from the newest record back: only the last commit matters (render path)
     for record in reversed(folds):
         if record.strategy != strategy:
             continue
         if record.accepted:
-            return _state(record.output), refused
+            return record, refused
         refused += 1
-    return CarryState(), refused
+    return None, refused
 
 
-def _state(output: Mapping[str, Any]) -> CarryState:
-    return CarryState.model_validate(output.get("state") or {})
+def parse_state(record: FoldRecord) -> CarryState:
+    """The state an accepted fold committed."""
+    return CarryState.model_validate(record.output.get("state") or {})
 
 
 def normalise_location(location: str) -> str:

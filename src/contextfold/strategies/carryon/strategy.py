@@ -31,7 +31,7 @@ from contextfold.core.messages import UserMessage
 from contextfold.core.view import View
 from contextfold.strategies.carryon.grounder import Grounder
 from contextfold.strategies.carryon.pipeline import Pipeline, Switches
-from contextfold.strategies.carryon.state import CarryState, state_from_log
+from contextfold.strategies.carryon.state import CarryState, last_commit, parse_state
 from contextfold.strategies.carryon.view import context_text
 from contextfold.strategies.folding.folder import Folder
 from contextfold.strategies.folding.source import FolderConfig
@@ -72,10 +72,24 @@ class CarryOnStrategy:
         self.grounder = grounder or Grounder(root)
         self.forced_compactions = 0
         self._forced = False
+        # the last commit parsed, and its context message: render runs before every model
+        # call, and the state only changes when a fold commits
+        self._parsed: tuple[FoldRecord, CarryState, UserMessage] | None = None
 
     def state(self, history: History) -> tuple[CarryState, int]:
         """The committed state and the folds refused since it was committed."""
-        return state_from_log(history.folds, self.name)
+        record, refused = last_commit(history.folds, self.name)
+        if record is None:
+            return CarryState(), refused
+        return self._parse(record)[1], refused
+
+    def _parse(self, record: FoldRecord) -> tuple[FoldRecord, CarryState, UserMessage]:
+        if self._parsed is None or self._parsed[0] is not record:
+            state = parse_state(record)
+            c = self.config
+            text = context_text(state, name=self.name, carriers=c.carriers, ec=c.ec)
+            self._parsed = (record, state, UserMessage(text))
+        return self._parsed
 
     def threshold(self, history: History, budget: int | None = None) -> int:
         refused = self.state(history)[1]
@@ -131,11 +145,8 @@ class CarryOnStrategy:
         return call_restore(self.name, name, arguments, history)
 
     def render(self, history: History, budget: int | None) -> View:
-        state, _ = self.state(history)
-        note = None
-        if state.cut:
-            text = context_text(
-                state, name=self.name, carriers=self.config.carriers, ec=self.config.ec
-            )
-            note = UserMessage(text)
+        record, _ = last_commit(history.folds, self.name)
+        if record is None:
+            return folded_view(history, 0, None, reason="carryon", strategy=self.name)
+        _, state, note = self._parse(record)
         return folded_view(history, state.cut, note, reason="carryon", strategy=self.name)
