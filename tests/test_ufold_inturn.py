@@ -167,3 +167,32 @@ def test_a_rebuild_that_pays_is_adopted_without_a_budget() -> None:
     assert record.output["saving"] > record.output["rewritten"] // 2
     assert any("[Selected context" in (m.content or "") for m in view.messages)
     assert {e.steps[0] for e in view.elisions} == set(range(32))
+
+
+def test_a_folder_is_not_asked_when_no_rebuild_could_pay() -> None:
+    """A short session: even a rebuild keeping only the current turn could not pay for the
+    cache rewrite and the folder's call, so the folder is not called; a budget that forces a
+    rebuild asks it."""
+    asked: list[int] = []
+
+    def reply(messages: object, tools: object) -> str:
+        asked.append(1)
+        return '{"summary": "Move ABC123 to May 20; under 300.", "todo": []}'
+
+    s = ufold("ufold folder=scripted extract=false")
+    s.folder = Folder(ScriptedModel(reply))
+    history = session()
+    before = sent(s, history)
+    history.append(AssistantMessage("Which date exactly?"))
+    history.append(UserMessage("The 20th of May."))
+    after = sent(s, history)
+    (record,) = history.folds
+    assert not asked and record.output == {"adopted": False, "asked": False}
+    assert not record.calls and after.messages[: len(before.messages)] == before.messages
+    history = session()
+    sent(s := ufold("ufold folder=scripted extract=false"), history)
+    s.folder = Folder(ScriptedModel(reply))
+    history.append(AssistantMessage("Which date exactly?"))
+    history.append(UserMessage("The 20th of May."))
+    sent(s, history, budget=before.total_tokens // 2)
+    assert asked and history.folds[-1].output["adopted"] is True

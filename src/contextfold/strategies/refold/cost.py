@@ -56,17 +56,19 @@ class CostRule:
         reach: float = 0.0,
         restored: int = 0,
         once: float = 0.0,
+        folder: int = 0,
     ) -> bool:
         """Whether removing ``saving`` tokens from every prompt from now on is worth writing
         ``rewritten`` tokens to the cache again instead of reading them. Each later call needs
         what was removed with probability ``reach``: a restore call more (reading the
         ``prompt``, writing ``restored`` tokens back). ``once`` is the chance of one such
-        restore over the change's whole life instead (not per call)."""
+        restore over the change's whole life instead (not per call). ``folder`` is what making the
+        change costs first: tokens sent, uncached, to the model that folds."""
         if saving <= 0:
             return False
         p = self.prices
         expected = self.expected_calls(calls)
-        write = max(rewritten, 0) * (p.cache_write - p.cache_read)
+        write = max(rewritten, 0) * (p.cache_write - p.cache_read) + folder * p.cache_write
         restores = (expected * reach + once) * (prompt * p.cache_read + restored * p.cache_write)
         kept = expected * saving * p.cache_read
         return write + restores < kept

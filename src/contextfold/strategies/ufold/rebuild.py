@@ -18,7 +18,7 @@ from contextfold.core.messages import AssistantMessage, common_prefix
 from contextfold.core.view import View
 from contextfold.strategies.refold.cost import CostRule
 
-__all__ = ["weigh"]
+__all__ = ["weigh", "worth_asking"]
 
 
 def weigh(
@@ -50,6 +50,34 @@ def weigh(
         once=(_restores(history) + 1) / (adopted + 2),  # chance of one restore after it
     )
     return {"adopted": forced or pays, "saving": saving, "rewritten": cached, "forced": forced}
+
+
+def worth_asking(
+    old: View,
+    history: History,
+    user: int,
+    *,
+    rule: CostRule,
+    budget: int | None,
+    adopted: int,
+    asked: int,
+) -> bool:
+    """Whether a folder should be asked at all: whether even the best rebuild (the system
+    prompt and the current turn, nothing else) pays for rewriting the cache and for the
+    ``asked`` tokens the folder calls would be sent. When it cannot, no call is made."""
+    if budget is not None and old.total_tokens > budget:
+        return True
+    steps = [prov.steps for prov in old.provenance]
+    older = sum(t for t, s in zip(old.tokens, steps, strict=True) if s and max(s) < user)
+    return rule.pays(
+        rewritten=older,
+        folder=asked,
+        saving=older,
+        calls=_calls(history),
+        prompt=old.total_tokens - older,
+        restored=older,
+        once=(_restores(history) + 1) / (adopted + 2),
+    )
 
 
 def _calls(history: History) -> int:

@@ -43,7 +43,7 @@ from contextfold.strategies.refold.cost import CostRule
 from contextfold.strategies.restore import RESTORE_TOOL, call_restore
 from contextfold.strategies.ufold.fold import NoRoom, Notes, TurnFolder, notes_from, notes_text
 from contextfold.strategies.ufold.inturn import InTurn
-from contextfold.strategies.ufold.rebuild import weigh
+from contextfold.strategies.ufold.rebuild import weigh, worth_asking
 from contextfold.strategies.ufold.select import dialogue_steps, salient, select_lines
 from contextfold.strategies.ufold.view import ViewOptions, dialogue_text, render_view
 
@@ -130,6 +130,8 @@ class UfoldStrategy:
         latest = self.latest(history)
         if self.folder is None:
             records = [self._model_free(history, user, budget or self.config.budget)]
+        elif not self._worth_asking(history, latest, user, budget):
+            records = [self._not_asked(history, user)]
         else:
             records = self._with_folder(self.folder, history, user, latest)
         records = [self._weighed(history, r, latest, user, budget) for r in records]
@@ -148,10 +150,34 @@ class UfoldStrategy:
         """The record with the rebuild rule's figures and verdict (``rebuild=cost``)."""
         if self.config.rebuild == "always" or record.kind != "turn" or not record.accepted:
             return record
+        if record.output.get("asked") is False:  # already judged: no rebuild could pay
+            return record
         old, new = self._render(history, latest), self._render(history, record)
         adopted = sum(self._adopted(r) for r in history.folds)
         figures = weigh(old, new, history, user, rule=self.rule, budget=budget, adopted=adopted)
         return replace(record, output={**record.output, **figures})
+
+    def _worth_asking(
+        self, history: History, latest: FoldRecord | None, user: int, budget: int | None
+    ) -> bool:
+        """Under ``rebuild=cost``, whether even the best rebuild could pay for the folder's
+        calls (each is sent the steps since the last fold) and the cache rewrite."""
+        config = self.config
+        if config.rebuild == "always":
+            return True
+        start = int(latest.output.get("read_to", latest.end)) if latest else 0
+        calls = max(int(config.summarize) + int(config.extract), 1)
+        asked = calls * sum(step.total_tokens for step in history.steps[start : user + 1])
+        adopted = sum(self._adopted(r) for r in history.folds)
+        old = self._render(history, latest)
+        return worth_asking(
+            old, history, user, rule=self.rule, budget=budget, adopted=adopted, asked=asked
+        )
+
+    def _not_asked(self, history: History, user: int) -> FoldRecord:
+        """The record of a turn the folder was not asked about (no rebuild could pay)."""
+        output = {"adopted": False, "asked": False}  # the next fold starts from ``latest``
+        return FoldRecord(self.name, "turn", 0, user, len(history), True, output)
 
     def _model_free(self, history: History, user: int, budget: int) -> FoldRecord:
         room = int(self.config.extract_share * budget)
