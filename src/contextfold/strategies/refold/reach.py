@@ -29,9 +29,24 @@ from dataclasses import dataclass, field
 from contextfold.core.argvalues import call_values
 from contextfold.core.history import Step
 from contextfold.core.messages import AssistantMessage, ToolMessage, UserMessage
-from contextfold.core.verbatim import Leaf, found
+from contextfold.core.verbatim import Leaf, available, found
 
 __all__ = ["Reach"]
+
+
+@dataclass(slots=True)
+class _Trace:
+    """Where one value has been looked for so far (texts only ever get added, so each text is
+    searched once per value, not on every call that uses the value)."""
+
+    known: int = 0
+    """How many of the never-hidden texts were searched."""
+    outputs: int = 0
+    """How many tool outputs were searched."""
+    in_known: bool = False
+    """Whether the system prompt or a never-hidden text holds the value."""
+    holders: set[int] = field(default_factory=set)
+    """Steps whose outputs hold the value."""
 
 
 @dataclass(slots=True)
@@ -47,6 +62,7 @@ class Reach:
     _outputs: list[tuple[int, str]] = field(default_factory=list)
     """(step, text) of every tool output, in order."""
     _observed: list[int] = field(default_factory=list)
+    _traces: dict[Leaf, _Trace] = field(default_factory=dict)
     drawn: set[int] = field(default_factory=set)
     """Steps whose outputs a reach-back drew on."""
 
@@ -77,23 +93,31 @@ class Reach:
     def _judge(self, head: AssistantMessage) -> set[int]:
         """Count the call; the steps its reach-back drew on."""
         shown = set(self._observed[-self.window :]) | self.drawn
-        older = [(s, text) for s, text in self._outputs if s not in shown]
-        if not older:
+        if len(shown) == len(self._observed):  # every step with outputs is shown: none older
             return set()
         self.exposed += 1
         restores = sum(c.name == "restore" for c in head.tool_calls)
         if restores:
             self.hits += restores
             return set()
-        seen = [self.system, *self._known, *(t for s, t in self._outputs if s in shown)]
         values = [v for c in head.tool_calls for v in call_values(c)]
-        reached = [self._drawn(v, seen, older) for v in dict.fromkeys(values)]
+        reached = [self._drawn(v, shown) for v in dict.fromkeys(values)]
         drawn = set().union(*reached)
         self.hits += min(sum(bool(r) for r in reached), len(drawn))
         return drawn
 
-    @staticmethod
-    def _drawn(value: Leaf, seen: list[str], older: list[tuple[int, str]]) -> set[int]:
-        if any(found(value, t) for t in seen):
+    def _drawn(self, value: Leaf, shown: set[int]) -> set[int]:
+        """The older steps holding ``value`` when nothing still seen holds it, else none."""
+        trace = self._traces.get(value)
+        if trace is None:
+            trace = self._traces[value] = _Trace(in_known=found(value, self.system))
+        if not trace.in_known:
+            trace.in_known = available(value, self._known[trace.known :])
+            trace.known = len(self._known)
+        if trace.in_known:
             return set()
-        return {s for s, text in older if found(value, text)}
+        for s, text in self._outputs[trace.outputs :]:
+            if found(value, text):
+                trace.holders.add(s)
+        trace.outputs = len(self._outputs)
+        return set() if trace.holders & shown else set(trace.holders)
