@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from contextfold.core.argvalues import call_values
 from contextfold.core.history import Step
 from contextfold.core.messages import AssistantMessage, ToolMessage, UserMessage
-from contextfold.core.verbatim import Leaf, available, found
+from contextfold.core.prepared import Prepared, value_runs
+from contextfold.core.verbatim import Leaf
 
 __all__ = ["Reach"]
 
@@ -57,14 +58,18 @@ class Reach:
     window: int
     hits: int = 0
     exposed: int = 0
-    _known: list[str] = field(default_factory=list)
+    _known: list[Prepared] = field(default_factory=list)
     """User messages and the agent's own texts: what masking never hides."""
-    _outputs: list[tuple[int, str]] = field(default_factory=list)
+    _outputs: list[tuple[int, Prepared]] = field(default_factory=list)
     """(step, text) of every tool output, in order."""
     _observed: list[int] = field(default_factory=list)
     _traces: dict[Leaf, _Trace] = field(default_factory=dict)
     drawn: set[int] = field(default_factory=set)
     """Steps whose outputs a reach-back drew on."""
+    _system: Prepared = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._system = Prepared(self.system)
 
     @property
     def rate(self) -> float:
@@ -76,18 +81,18 @@ class Reach:
         head = step.message
         drawn: set[int] = set()
         if isinstance(head, UserMessage):
-            self._known.append(head.content)
+            self._known.append(Prepared(head.content))
             return drawn
         if isinstance(head, AssistantMessage) and head.tool_calls:
             drawn = self._judge(head)
             self.drawn |= drawn
-            self._known.append(" ".join(c.arguments for c in head.tool_calls))
+            self._known.append(Prepared(" ".join(c.arguments for c in head.tool_calls)))
         if isinstance(head, AssistantMessage) and head.content:
-            self._known.append(head.content)
+            self._known.append(Prepared(head.content))
         outputs = [m.content for m in step.messages[1:] if isinstance(m, ToolMessage)]
         if outputs:
             self._observed.append(step.index)
-            self._outputs += [(step.index, text) for text in outputs]
+            self._outputs += [(step.index, Prepared(text)) for text in outputs]
         return drawn
 
     def _judge(self, head: AssistantMessage) -> set[int]:
@@ -108,16 +113,17 @@ class Reach:
 
     def _drawn(self, value: Leaf, shown: set[int]) -> set[int]:
         """The older steps holding ``value`` when nothing still seen holds it, else none."""
+        runs = value_runs(value)
         trace = self._traces.get(value)
         if trace is None:
-            trace = self._traces[value] = _Trace(in_known=found(value, self.system))
+            trace = self._traces[value] = _Trace(in_known=self._system.holds(value, runs))
         if not trace.in_known:
-            trace.in_known = available(value, self._known[trace.known :])
+            trace.in_known = any(t.holds(value, runs) for t in self._known[trace.known :])
             trace.known = len(self._known)
         if trace.in_known:
             return set()
         for s, text in self._outputs[trace.outputs :]:
-            if found(value, text):
+            if text.holds(value, runs):
                 trace.holders.add(s)
         trace.outputs = len(self._outputs)
         return set() if trace.holders & shown else set(trace.holders)
