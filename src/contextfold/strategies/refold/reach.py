@@ -36,21 +36,6 @@ __all__ = ["Reach"]
 
 
 @dataclass(slots=True)
-class _Trace:
-    """Where one value has been looked for so far (texts only ever get added, so each text is
-    searched once per value, not on every call that uses the value)."""
-
-    known: int = 0
-    """How many of the never-hidden texts were searched."""
-    outputs: int = 0
-    """How many tool outputs were searched."""
-    in_known: bool = False
-    """Whether the system prompt or a never-hidden text holds the value."""
-    holders: set[int] = field(default_factory=set)
-    """Steps whose outputs hold the value."""
-
-
-@dataclass(slots=True)
 class Reach:
     """Counts reach-backs and exposures as the history grows (one instance per session)."""
 
@@ -63,7 +48,6 @@ class Reach:
     _outputs: list[tuple[int, Prepared]] = field(default_factory=list)
     """(step, text) of every tool output, in order."""
     _observed: list[int] = field(default_factory=list)
-    _traces: dict[Leaf, _Trace] = field(default_factory=dict)
     drawn: set[int] = field(default_factory=set)
     """Steps whose outputs a reach-back drew on."""
     _system: Prepared = field(init=False)
@@ -114,16 +98,10 @@ class Reach:
     def _drawn(self, value: Leaf, shown: set[int]) -> set[int]:
         """The older steps holding ``value`` when nothing still seen holds it, else none."""
         runs = value_runs(value)
-        trace = self._traces.get(value)
-        if trace is None:
-            trace = self._traces[value] = _Trace(in_known=self._system.holds(value, runs))
-        if not trace.in_known:
-            trace.in_known = any(t.holds(value, runs) for t in self._known[trace.known :])
-            trace.known = len(self._known)
-        if trace.in_known:
+        # a value used before is in the agent's own latest texts: look there first
+        if self._system.holds(value, runs) or any(
+            t.holds(value, runs) for t in reversed(self._known)
+        ):
             return set()
-        for s, text in self._outputs[trace.outputs :]:
-            if text.holds(value, runs):
-                trace.holders.add(s)
-        trace.outputs = len(self._outputs)
-        return set() if trace.holders & shown else set(trace.holders)
+        holders = {s for s, text in self._outputs if text.holds(value, runs)}
+        return set() if holders & shown else holders
