@@ -19,7 +19,9 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.meter import PRICE_TABLES, get_profile
+from contextfold.core.prepared import Prepared, value_runs
 from contextfold.core.tokens import ApproxCounter
+from contextfold.core.verbatim import Leaf, found
 from contextfold.importers.base import Trajectory
 
 FILLER = "\n".join(f"catalog line {i}: nothing of note here" for i in range(60))
@@ -118,3 +120,16 @@ def test_hindsight_keeps_every_needed_value_in_fewer_tokens_than_full() -> None:
     labels = [str(cell) for cell in table.columns[0].cells]
     cells = dict(zip(labels, (str(c) for c in multiples.cells), strict=True))
     assert cells["hindsight"] == "1.00x" and float(cells["full"].rstrip("x")) > 1
+
+
+def test_a_prepared_text_finds_what_the_verbatim_rule_finds() -> None:
+    cases: list[tuple[Leaf, str]] = [
+        (530, "sed -n '510,530p' a.py"),  # a letter may touch a number
+        (41.64, "total 41.640 USD"),
+        ("HAT170", "item HAT1701"),
+        ("Mei", "user mei_kovacs_8020"),
+        ("Tom's", 'name "Tom\\u0027s"'),
+        (248, "x1248"),
+    ]
+    for value, text in cases:
+        assert Prepared(text).holds(value, value_runs(value)) == found(value, text), value

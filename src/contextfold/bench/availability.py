@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from contextfold.core.argvalues import call_values
@@ -38,7 +37,8 @@ from contextfold.core.messages import (
     ToolMessage,
     UserMessage,
 )
-from contextfold.core.verbatim import Leaf, pattern, unescaped
+from contextfold.core.prepared import Prepared, value_runs
+from contextfold.core.verbatim import Leaf
 from contextfold.core.view import View
 
 __all__ = ["ARGS_KEYS", "ArgIndex", "ArgTally", "Need", "args_summary"]
@@ -46,9 +46,6 @@ __all__ = ["ARGS_KEYS", "ArgIndex", "ArgTally", "Need", "args_summary"]
 _Shown = UserMessage | ToolMessage
 
 ARGS_KEYS = ("args_needed", "args_in_view", "args_restorable", "args_lost")
-
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_TABLE = bytes(c if chr(c) in _ALNUM else 32 for c in range(256))
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,67 +59,11 @@ class Need:
     """Their steps."""
 
 
-class _Text:
-    """A text prepared once for the verbatim test: lowercased (its JSON-unescaped form
-    appended when it has escapes) and split into its ASCII alphanumeric runs."""
-
-    __slots__ = ("low", "runs")
-
-    def __init__(self, text: str) -> None:
-        low = text.lower()
-        if "\\" in text:
-            low += "\n" + unescaped(text).lower()
-        self.low = low
-        self.runs = _runs(low)
-
-    def holds(self, value: Leaf, runs: frozenset[bytes]) -> bool:
-        """:func:`~contextfold.core.verbatim.found`, faster: only where all the
-        value's runs are, and the regex only at the places a plain search finds (strings: a
-        plain search of the lowercased text with the same word boundaries)."""
-        if not runs <= self.runs:
-            return False
-        if isinstance(value, str):
-            return _bounded(value.lower(), self.low, value[:1].isalnum(), value[-1:].isalnum())
-        regex, text = pattern(value), self.low
-        start = text.find(_digits(value))
-        while start >= 0:
-            if regex.match(text, start):
-                return True
-            start = text.find(_digits(value), start + 1)
-        return False
-
-
-def _bounded(needle: str, text: str, head: bool, tail: bool) -> bool:
-    """Whether ``needle`` occurs in ``text`` not preceded (``head``) nor followed (``tail``)
-    by an ASCII letter or digit."""
-    start = text.find(needle)
-    while start >= 0:
-        end = start + len(needle)
-        if not (head and start and text[start - 1] in _ALNUM) and not (
-            tail and end < len(text) and text[end] in _ALNUM
-        ):
-            return True
-        start = text.find(needle, start + 1)
-    return False
-
-
-def _runs(low: str) -> frozenset[bytes]:
-    """The maximal runs of ASCII letters and digits of a lowercased text."""
-    return frozenset(low.encode("ascii", "replace").translate(_TABLE).split())
-
-
-def _digits(value: int | float) -> str:
-    """How a number's verbatim form starts (see the verbatim rule)."""
-    if isinstance(value, float) and not value.is_integer():
-        return repr(value)
-    return str(int(value))
-
-
 @dataclass(slots=True)
 class _Evidence:
     step: int
     message: Message
-    text: _Text
+    text: Prepared
 
 
 @dataclass(slots=True)
@@ -142,7 +83,7 @@ class ArgIndex:
             if isinstance(step.message, AssistantMessage) and step.message.tool_calls
         }
         evidence = [
-            _Evidence(step.index, m, _Text(m.content))
+            _Evidence(step.index, m, Prepared(m.content))
             for step in steps
             for m in step.messages
             if isinstance(m, UserMessage | ToolMessage)
@@ -163,7 +104,7 @@ class _Holders:
     def __init__(
         self, evidence: list[_Evidence], system: str, values: Iterable[Iterable[Leaf]]
     ) -> None:
-        self.evidence, self.system = evidence, _Text(system)
+        self.evidence, self.system = evidence, Prepared(system)
         self._memo: dict[Leaf, list[_Evidence]] = {}
         wanted = frozenset(r for vs in values for v in vs for r in value_runs(v))
         self._postings: dict[bytes, list[_Evidence]] = {}
@@ -192,14 +133,6 @@ class _Holders:
         return Need(value, tuple(e.message for e in before), frozenset(e.step for e in before))
 
 
-@lru_cache(maxsize=8192)
-def value_runs(value: Leaf) -> frozenset[bytes]:
-    """Runs every text holding ``value`` verbatim must have (numbers: the integer part)."""
-    if isinstance(value, str):
-        return _runs(value.lower())
-    return frozenset({str(abs(int(value))).encode()})
-
-
 @dataclass(slots=True)
 class ArgTally:
     """Checks one strategy's views of one trajectory against an :class:`ArgIndex`."""
@@ -209,7 +142,7 @@ class ArgTally:
     in_view: int = 0
     restorable: int = 0
     lost: int = 0
-    _prepared: dict[Message, _Text] = field(default_factory=dict)
+    _prepared: dict[Message, Prepared] = field(default_factory=dict)
 
     def check(self, step: int, view: View) -> None:
         """Check the view rendered just before the assistant step ``step``."""
@@ -242,7 +175,7 @@ class ArgTally:
             for message in by_step.get(step, ()):
                 text = self._prepared.get(message)
                 if text is None:
-                    text = self._prepared[message] = _Text(message.content)
+                    text = self._prepared[message] = Prepared(message.content)
                 if text.holds(need.value, runs):
                     return True
         return False

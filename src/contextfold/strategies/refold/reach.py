@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from contextfold.core.argvalues import call_values
 from contextfold.core.history import Step
 from contextfold.core.messages import AssistantMessage, ToolMessage, UserMessage
-from contextfold.core.verbatim import Leaf, found
+from contextfold.core.prepared import Prepared, value_runs
+from contextfold.core.verbatim import Leaf
 
 __all__ = ["Reach"]
 
@@ -42,13 +43,17 @@ class Reach:
     window: int
     hits: int = 0
     exposed: int = 0
-    _known: list[str] = field(default_factory=list)
+    _known: list[Prepared] = field(default_factory=list)
     """User messages and the agent's own texts: what masking never hides."""
-    _outputs: list[tuple[int, str]] = field(default_factory=list)
+    _outputs: list[tuple[int, Prepared]] = field(default_factory=list)
     """(step, text) of every tool output, in order."""
     _observed: list[int] = field(default_factory=list)
     drawn: set[int] = field(default_factory=set)
     """Steps whose outputs a reach-back drew on."""
+    _system: Prepared = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._system = Prepared(self.system)
 
     @property
     def rate(self) -> float:
@@ -60,40 +65,43 @@ class Reach:
         head = step.message
         drawn: set[int] = set()
         if isinstance(head, UserMessage):
-            self._known.append(head.content)
+            self._known.append(Prepared(head.content))
             return drawn
         if isinstance(head, AssistantMessage) and head.tool_calls:
             drawn = self._judge(head)
             self.drawn |= drawn
-            self._known.append(" ".join(c.arguments for c in head.tool_calls))
+            self._known.append(Prepared(" ".join(c.arguments for c in head.tool_calls)))
         if isinstance(head, AssistantMessage) and head.content:
-            self._known.append(head.content)
+            self._known.append(Prepared(head.content))
         outputs = [m.content for m in step.messages[1:] if isinstance(m, ToolMessage)]
         if outputs:
             self._observed.append(step.index)
-            self._outputs += [(step.index, text) for text in outputs]
+            self._outputs += [(step.index, Prepared(text)) for text in outputs]
         return drawn
 
     def _judge(self, head: AssistantMessage) -> set[int]:
         """Count the call; the steps its reach-back drew on."""
         shown = set(self._observed[-self.window :]) | self.drawn
-        older = [(s, text) for s, text in self._outputs if s not in shown]
-        if not older:
+        if len(shown) == len(self._observed):  # every step with outputs is shown: none older
             return set()
         self.exposed += 1
         restores = sum(c.name == "restore" for c in head.tool_calls)
         if restores:
             self.hits += restores
             return set()
-        seen = [self.system, *self._known, *(t for s, t in self._outputs if s in shown)]
         values = [v for c in head.tool_calls for v in call_values(c)]
-        reached = [self._drawn(v, seen, older) for v in dict.fromkeys(values)]
+        reached = [self._drawn(v, shown) for v in dict.fromkeys(values)]
         drawn = set().union(*reached)
         self.hits += min(sum(bool(r) for r in reached), len(drawn))
         return drawn
 
-    @staticmethod
-    def _drawn(value: Leaf, seen: list[str], older: list[tuple[int, str]]) -> set[int]:
-        if any(found(value, t) for t in seen):
+    def _drawn(self, value: Leaf, shown: set[int]) -> set[int]:
+        """The older steps holding ``value`` when nothing still seen holds it, else none."""
+        runs = value_runs(value)
+        # a value used before is in the agent's own latest texts: look there first
+        if self._system.holds(value, runs) or any(
+            t.holds(value, runs) for t in reversed(self._known)
+        ):
             return set()
-        return {s for s, text in older if found(value, text)}
+        holders = {s for s, text in self._outputs if text.holds(value, runs)}
+        return set() if holders & shown else holders
