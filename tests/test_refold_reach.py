@@ -52,7 +52,7 @@ def test_a_call_reaches_back_when_only_an_output_older_than_the_window_holds_its
     for step in history:
         reach.learn(step)
     assert (reach.hits, reach.exposed) == (2, 3)  # steps 3, 4, 5 had older outputs
-    assert reach.drawn == {1}
+    assert reach.drawn == {1, 5}  # the restore's own result is kept in full too
     assert reach.rate == (2 + 0.5) / (3 + 1)
 
 
@@ -117,3 +117,36 @@ def test_an_output_the_agent_comes_back_to_is_kept_in_full_while_the_rest_is_mas
         text = "\n".join(m.content or "" for m in view.messages)
         assert all(key in text for key in listed)  # the list of ids never leaves the view
     assert any(e.reason == "mask" for e in shown[-1].elisions)  # the records were masked
+
+
+def test_what_a_restore_brought_back_stays_in_full_and_does_not_push_the_window() -> None:
+    history = lookups(reach_back=False, calls=24)
+    steps = list(history)
+    restored = ToolMessage(steps[3].messages[1].content, "c99")
+    session = build(
+        [s.messages for s in steps[:13]]
+        + [(call(99, "restore", step=3), restored)]
+        + [s.messages for s in steps[13:]]
+    )
+    refold, shown = views(session)
+    assert refold.advances > 0 and 13 in refold._reach.drawn
+    record = json.loads(steps[3].messages[1].content)["rows"][-1]
+    for view in shown[13:]:  # every call after the restore
+        text = "\n".join(m.content or "" for m in view.messages)
+        assert record in text  # the restored record is not masked again
+    # the restore's result takes no place in the window: the lookup before it is still shown
+    latest = json.loads(steps[12].messages[1].content)["rows"][-1]
+    assert latest in "\n".join(m.content or "" for m in shown[13].messages)
+
+
+def test_a_restore_ends_the_saving_of_the_piece_it_brings_back() -> None:
+    """Per call, the saving (1,000 tokens read) beats the expected restore cost; over the 23
+    calls expected it would pay the rewrite. But a piece needed with chance 0.2 per call is
+    expected back after about 5 calls, and from then on saves nothing: it does not pay."""
+    rule = CostRule(PRICE_TABLES["default"])
+    bet = dict(rewritten=1000, saving=1000, calls=10, prompt=1000, restored=100)
+    assert rule.pays(**bet, reach=0.0)
+    assert not rule.pays(**bet, reach=0.2)
+    p = PRICE_TABLES["default"]
+    per_call = 1000 * p.cache_read - 0.2 * (1000 * p.cache_read + 100 * p.cache_write)
+    assert rule.expected_calls(10) * per_call > 1000 * (p.cache_write - p.cache_read)

@@ -30,6 +30,7 @@ __all__ = [
     "groups_of",
     "label",
     "labelled",
+    "restores_only",
 ]
 
 Entry = tuple[Message, int, Provenance]
@@ -57,7 +58,7 @@ class SessionState:
     latest: dict[str, int] = field(default_factory=dict)
     """Latest step that ran each resource key."""
     observations: list[int] = field(default_factory=list)
-    """Steps with tool outputs, in order."""
+    """Steps with tool outputs, in order (restores aside: the window counts the others)."""
     malformed_markers: int = 0
 
     def learn(self, step: Step, *, supersede: bool) -> list[int]:
@@ -75,7 +76,7 @@ class SessionState:
                 changed.append(older)
         markers = parse_markers(head.content)
         self.malformed_markers += markers.malformed
-        if step.results:
+        if step.results and not restores_only(head):  # what a restore brought back is kept
             self.observations.append(step.index)
         if markers.progress:
             self.progress[step.index] = markers.progress
@@ -84,6 +85,13 @@ class SessionState:
                 self.stale.add(stale)
                 changed.append(stale)
         return changed
+
+
+def restores_only(head: AssistantMessage) -> bool:
+    """Whether every call of ``head`` is a ``restore`` (false without calls)."""
+    if not head.tool_calls:
+        return False
+    return all(call.name == "restore" for call in head.tool_calls)
 
 
 def label(step: int, message: ToolMessage) -> ToolMessage:

@@ -19,7 +19,9 @@ The cost rule weighs an advance's expected restores with this rate.
 
 The outputs a reach-back drew on (``drawn``) are the ones this agent comes back to (a
 customer's record, the list of their orders): refold keeps them in full instead of masking
-them, unless they are settled already, and they count as seen from then on.
+them, unless they are settled already, and they count as seen from then on. So are the
+results of the agent's own restores: masking what it just brought back would only make it
+restore that again.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from contextfold.core.history import Step
 from contextfold.core.messages import AssistantMessage, ToolMessage, UserMessage
 from contextfold.core.prepared import Prepared, value_runs
 from contextfold.core.verbatim import Leaf
+from contextfold.strategies.refold.prefix import restores_only
 
 __all__ = ["Reach"]
 
@@ -67,14 +70,17 @@ class Reach:
         if isinstance(head, UserMessage):
             self._known.append(Prepared(head.content))
             return drawn
+        restoring = isinstance(head, AssistantMessage) and restores_only(head)
         if isinstance(head, AssistantMessage) and head.tool_calls:
             drawn = self._judge(head)
+            if any(c.name == "restore" for c in head.tool_calls):
+                drawn.add(step.index)  # what the agent brought back, it needs: keep it in full
             self.drawn |= drawn
             self._known.append(Prepared(" ".join(c.arguments for c in head.tool_calls)))
         if isinstance(head, AssistantMessage) and head.content:
             self._known.append(Prepared(head.content))
         outputs = [m.content for m in step.messages[1:] if isinstance(m, ToolMessage)]
-        if outputs:
+        if outputs and not restoring:  # a restore's result is kept, not windowed
             self._observed.append(step.index)
             self._outputs += [(step.index, Prepared(text)) for text in outputs]
         return drawn

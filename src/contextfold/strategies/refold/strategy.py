@@ -281,32 +281,40 @@ class RefoldStrategy:
             rewritten=moved - shared - new,
             saving=stay - moved,
             prompt=moved,
-            removed=(len(cheap.elisions) - len(old.elisions), len(cheap.elisions)),
+            pieces=[e.tokens for e in cheap.elisions[len(old.elisions) :]],
+            removed=len(cheap.elisions),
         )
 
-    def _worth(self, *, rewritten: int, saving: int, prompt: int, removed: tuple[int, int]) -> bool:
-        """The cost rule. ``removed``: the steps this change removes, of all the prefix
-        removes; a later call reaches back with the rate this session's agent has shown
-        (:mod:`~.reach`), into any removed step alike, and a restore brings back one step."""
-        new, total = max(removed[0], 1), max(removed[1], removed[0], 1)
+    def _worth(
+        self, *, rewritten: int, saving: int, prompt: int, pieces: list[int], removed: int
+    ) -> bool:
+        """The cost rule. ``pieces``: the tokens of each step this change removes; ``removed``:
+        how many steps the prefix removes in all. A later call reaches back with the rate this
+        session's agent has shown (:mod:`~.reach`), into any removed step alike, and a restore
+        brings back one step."""
+        share = len(pieces) / max(removed, len(pieces), 1)
         return self.rule.pays(
             rewritten=rewritten,
             saving=saving,
             calls=self._calls,
             prompt=prompt,
-            reach=self._reach.rate * new / total,
-            restored=saving // new,
+            reach=self._reach.rate * share,
+            restored=saving,
+            pieces=pieces,
         )
 
     def _pays(self, full: Settled, cheap: Settled, entries: Entries) -> bool:
         """Apply pending changes to earlier steps when the reads they save over the calls
         still expected outweigh writing the stretch between the first changed step and the
         old boundary to the cache again."""
+        before = set(cheap.elisions)
+        saving = cheap.total - full.total
         return self._worth(
             rewritten=cheap.shared - full.shared,
-            saving=cheap.total - full.total,
+            saving=saving,
             prompt=full.total + self._tail_tokens(full.boundary, entries, True),
-            removed=(sum(c < self._prefix.boundary for c in self._changed), len(full.elisions)),
+            pieces=[e.tokens for e in full.elisions if e not in before] or [saving],
+            removed=len(full.elisions),
         )
 
     def _view(self, entries: Entries) -> View:
