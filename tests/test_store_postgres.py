@@ -12,8 +12,8 @@ from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.history import make_step
 from contextfold.core.messages import AssistantMessage, UserMessage
 from contextfold.core.store import PostgresStore, SQLiteStore, display_store, open_store
+from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.core.tokens import ApproxCounter
-from tests._postgres import TempPostgres
 from tests.test_store import _run_writer_and_kill, writer
 
 COUNTER = ApproxCounter()
