@@ -11,9 +11,6 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("tau2")
-
 from typer.testing import CliRunner
 
 from contextfold.bench.sufficiency import (
