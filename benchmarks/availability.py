@@ -14,16 +14,7 @@ import argparse
 import textwrap
 from pathlib import Path
 
-from replay_setup import (
-    WIDTH,
-    Column,
-    add_options,
-    main_or_error,
-    ratio,
-    run,
-    value,
-    with_full,
-)
+import replay_setup as setup
 
 from contextfold.core.meter import PRICE_TABLES
 from contextfold.strategies.registry import STRATEGIES, needs_folder
@@ -35,35 +26,33 @@ SETS = [DATA / "tau2-sierra", DATA / "mini-swe-agent-dev"]
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("paths", nargs="*", type=Path, default=SETS)
-    add_options(parser, many_prices=True)
+    setup.add_options(parser, many_prices=True)
     args = parser.parse_args()
     specs = args.spec or [s for s in STRATEGIES if not needs_folder(s)]
     if not args.spec:  # a model-driven strategy needs its folder named: --spec "NAME folder=..."
         print("left out (they fold with a model; name one with --spec 'NAME folder=...'):")
         names = ", ".join(s for s in STRATEGIES if needs_folder(s))
-        print(textwrap.fill(names, WIDTH, initial_indent="  ", subsequent_indent="  "))
+        print(textwrap.fill(names, setup.WIDTH, initial_indent="  ", subsequent_indent="  "))
     for path in args.paths:
         for prices in args.prices or list(PRICE_TABLES):
-            table(path, with_full(specs), prices, args.profile)
+            table(path, setup.with_full(specs), prices, args.profile)
 
 
 def table(path: Path, specs: list[str], prices: str, profile: str) -> None:
-    done = run([path], specs, prices=prices, profile=profile, hindsight=True)
+    done = setup.run([path], specs, prices=prices, profile=profile, hindsight=True)
     rows = done.summaries()
     base, bound = rows["full"], rows["hindsight"]
     columns = [
-        Column("tokens", 7, ratio("prompt_tokens", base)),
-        Column("cost", 6, ratio("cost_usd", base)),
-        Column("reuse", 6, value("prefix_cache_reuse", ".3f")),
-        Column("needed", 7, value("args_needed", "d")),
-        Column("in view", 7, value("args_in_view", ".3f")),
-        Column("restor.", 7, value("args_restorable", ".3f")),
-        Column("lost", 6, value("args_lost", ".3f")),
-        Column("x bound", 7, ratio("prompt_tokens", bound, 2)),
+        *setup.cost_columns(base),
+        setup.Column("needed", 7, setup.value("args_needed", "d")),
+        setup.Column("in view", 7, setup.value("args_in_view", ".3f")),
+        setup.Column("restor.", 7, setup.value("args_restorable", ".3f")),
+        setup.Column("lost", 6, setup.value("args_lost", ".3f")),
+        setup.Column("x bound", 7, setup.ratio("prompt_tokens", bound, 2)),
     ]
     print()
     done.show(columns, prices=prices, name=path.name)
 
 
 if __name__ == "__main__":
-    main_or_error(main)
+    setup.main_or_error(main)

@@ -9,15 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from replay_setup import (
-    Column,
-    add_options,
-    main_or_error,
-    ratio,
-    run,
-    value,
-    with_full,
-)
+import replay_setup as setup
 
 DEFAULT_SPECS = [
     "full",
@@ -30,23 +22,23 @@ DEFAULT_SPECS = [
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("paths", nargs="+")
-    add_options(parser, many_prices=False)
+    setup.add_options(parser, many_prices=False)
     parser.add_argument("--budget", type=int, default=None)
     args = parser.parse_args()
-    specs = with_full(args.spec or DEFAULT_SPECS)
-    done = run(args.paths, specs, prices=args.prices, profile=args.profile, budget=args.budget)
+    specs = setup.with_full(args.spec or DEFAULT_SPECS)
+    done = setup.run(
+        args.paths, specs, prices=args.prices, profile=args.profile, budget=args.budget
+    )
     rows = done.summaries()
     base = rows["full"]
     columns = [
-        Column("tokens", 7, ratio("prompt_tokens", base)),
-        Column("cost", 6, ratio("cost_usd", base)),
-        Column("reuse", 6, value("prefix_cache_reuse", ".3f")),
-        Column("unrec", 9, value("unrecoverable_tokens", "d")),
-        Column("med ms", 7, value("render_ms_median", ".3f")),
-        Column("p99 ms", 7, value("render_ms_p99", ".3f")),
+        *setup.cost_columns(base),
+        setup.Column("unrec", 9, setup.value("unrecoverable_tokens", "d")),
+        setup.Column("med ms", 7, setup.value("render_ms_median", ".3f")),
+        setup.Column("p99 ms", 7, setup.value("render_ms_p99", ".3f")),
     ]
     done.show(columns, prices=args.prices)
 
 
 if __name__ == "__main__":
-    main_or_error(main)
+    setup.main_or_error(main)

@@ -110,6 +110,15 @@ def value(key: str, spec: str) -> Callable[[Summary], str]:
     return lambda s: format(s[key], spec)
 
 
+def cost_columns(base: Summary) -> list[Column]:
+    """Prompt tokens and cost as ratios to ``base`` (``full``), and prefix-cache reuse."""
+    return [
+        Column("tokens", 7, ratio("prompt_tokens", base)),
+        Column("cost", 6, ratio("cost_usd", base)),
+        Column("reuse", 6, value("prefix_cache_reuse", ".3f")),
+    ]
+
+
 def print_table(title: str, rows: dict[str, Summary], columns: Sequence[Column]) -> None:
     """The rows under ``title``, one line each (two for a label too long for its column)."""
     cells = sum(c.width + 1 for c in columns)
