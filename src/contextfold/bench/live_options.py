@@ -83,6 +83,8 @@ class LiveOptions:
     folders: FolderSource
 
     def history(self, system: str) -> History:
+        """A new history under ``system`` (kept in the store, when there is one), or the
+        stored session reopened when resuming."""
         store = self.store
         if self.resume and store is not None:
             return _reopen(store, self.session, system, self.counter, self.meta)
@@ -105,6 +107,8 @@ class LiveOptions:
         max_steps: int | None = None,
         model: Model | None = None,
     ) -> Agent:
+        """The agent loop over ``history`` in ``env``; each keyword replaces the default built
+        from the options (a new strategy, meter and model)."""
         return Agent(
             model or self.make(),
             strategy or build_strategy(self.strategy, folders=self.folders),
