@@ -5,19 +5,18 @@ argument-availability figures and the multiple of the hindsight bound (issue 11'
 
 PATH defaults to ../shared/data/tau2-sierra and ../shared/data/mini-swe-agent-dev, one table
 each; specs default to every registered strategy that folds without a model; ratios are to
-``full`` from the same run.
+``full`` from the same run (``x bound``: prompt tokens over the hindsight bound's).
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+import textwrap
 from pathlib import Path
 
-from contextfold.bench.replay import replay
-from contextfold.core.counters import resolve_counter
-from contextfold.core.meter import PRICE_TABLES, get_profile
-from contextfold.importers import iter_trajectories
+import replay_setup as setup
+
+from contextfold.core.meter import PRICE_TABLES
 from contextfold.strategies.registry import STRATEGIES, needs_folder
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -27,48 +26,33 @@ SETS = [DATA / "tau2-sierra", DATA / "mini-swe-agent-dev"]
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("paths", nargs="*", type=Path, default=SETS)
-    parser.add_argument("--spec", action="append", default=None)
-    parser.add_argument("--prices", action="append", default=None, choices=list(PRICE_TABLES))
-    parser.add_argument("--profile", default="qwen3-8b")
+    setup.add_options(parser, many_prices=True)
     args = parser.parse_args()
     specs = args.spec or [s for s in STRATEGIES if not needs_folder(s)]
     if not args.spec:  # a model-driven strategy needs its folder named: --spec "NAME folder=..."
         print("left out (they fold with a model; name one with --spec 'NAME folder=...'):")
-        print("  " + ", ".join(s for s in STRATEGIES if needs_folder(s)))
-    specs = specs if "full" in specs else ["full", *specs]
+        names = ", ".join(s for s in STRATEGIES if needs_folder(s))
+        print(textwrap.fill(names, setup.WIDTH, initial_indent="  ", subsequent_indent="  "))
     for path in args.paths:
         for prices in args.prices or list(PRICE_TABLES):
-            table(path, specs, prices, args.profile)
+            table(path, setup.with_full(specs), prices, args.profile)
 
 
-def table(path: Path, specs: list[str], prices: str, profile_name: str) -> None:
-    profile = get_profile(profile_name)
-    items = list(iter_trajectories([path]))
-    start = time.perf_counter()
-    result = replay(
-        items,
-        specs,
-        counter=resolve_counter(profile.tokenizer),
-        profile=profile,
-        prices=PRICE_TABLES[prices],
-        hindsight=True,
-    )
-    wall = time.perf_counter() - start
-    rows = {label: res.summary() for label, res in result.strategies.items()}
+def table(path: Path, specs: list[str], prices: str, profile: str) -> None:
+    done = setup.run([path], specs, prices=prices, profile=profile, hindsight=True)
+    rows = done.summaries()
     base, bound = rows["full"], rows["hindsight"]
-    print(f"\n{path.name}: {len(items)} trajectories, prices {prices}, {wall:.1f} s")
-    print(
-        f"{'strategy':28} {'tokens':>7} {'cost':>6} {'reuse':>6} {'needed':>7} "
-        f"{'in view':>8} {'restor.':>8} {'lost':>6} {'x bound':>8}"
-    )
-    for label, s in rows.items():
-        print(
-            f"{label:28} {s['prompt_tokens'] / base['prompt_tokens']:7.3f} "
-            f"{s['cost_usd'] / base['cost_usd']:6.3f} {s['prefix_cache_reuse']:6.3f} "
-            f"{s['args_needed']:7d} {s['args_in_view']:8.3f} {s['args_restorable']:8.3f} "
-            f"{s['args_lost']:6.3f} {s['prompt_tokens'] / bound['prompt_tokens']:8.2f}"
-        )
+    columns = [
+        *setup.cost_columns(base),
+        setup.Column("needed", 7, setup.value("args_needed", "d")),
+        setup.Column("in view", 7, setup.value("args_in_view", ".3f")),
+        setup.Column("restor.", 7, setup.value("args_restorable", ".3f")),
+        setup.Column("lost", 6, setup.value("args_lost", ".3f")),
+        setup.Column("x bound", 7, setup.ratio("prompt_tokens", bound, 2)),
+    ]
+    print()
+    done.show(columns, prices=prices, name=path.name)
 
 
 if __name__ == "__main__":
-    main()
+    setup.main_or_error(main)

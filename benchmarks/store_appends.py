@@ -1,35 +1,38 @@
 """Appends per second: the SQLite store (synchronous FULL and NORMAL) and the PostgreSQL store.
 
     .venv/bin/python benchmarks/store_appends.py [--steps 300] [--runs 5] [--writers 4]
+        [--url postgresql://USER@HOST:PORT/DATABASE]
 
 Each run appends ``--steps`` steps (a user message, then an assistant message with a tool call
 and its ~2 KB result, as a coding agent's) to a new session, one ``append_step`` (one
 committed transaction) at a time, and reports appends per second; the median of ``--runs``
 runs is printed. Then ``--writers`` threads, each with its own connection and session, append
-at once (what replicas of ``serve`` do): total appends per second. PostgreSQL is a throwaway
-server on 127.0.0.1 (``tests/_postgres.py``: Debian's binaries, fsync on, default
-``synchronous_commit``), so its numbers include a loopback round trip per statement.
+at once (what replicas of ``serve`` do): total appends per second. PostgreSQL is the server
+at ``--url`` (a database the benchmark may write to: each run adds its own sessions) or, without
+it, a throwaway server on 127.0.0.1 (:mod:`contextfold.core.store.temp_postgres`: Debian's
+binaries, fsync on, default ``synchronous_commit``), so its numbers include a loopback round trip
+per statement.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests._postgres
-
-from tests._postgres import TempPostgres
-
+from contextfold.core.errors import ContextFoldError
 from contextfold.core.history import Step, make_step
 from contextfold.core.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from contextfold.core.protocols import Store
-from contextfold.core.store import PostgresStore, SQLiteStore
+from contextfold.core.store import PostgresStore, SQLiteStore, is_postgres_url
+from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.core.tokens import ApproxCounter
 
 COUNTER = ApproxCounter()
@@ -86,17 +89,33 @@ def many_writers(open_store: Callable[[], Store], batch: list[Step], tag: str, n
     return n * len(batch) / (time.perf_counter() - start)
 
 
+@contextmanager
+def postgres_url(given: str | None) -> Iterator[str]:
+    """``given``, or the URL of a fresh database on a throwaway server stopped at the end."""
+    if given:
+        if not is_postgres_url(given):
+            raise ContextFoldError(f"--url takes a postgresql:// URL, not {given!r}")
+        PostgresStore(given).close()  # unreachable or refused: fail before any work
+        yield given
+        return
+    server = TempPostgres().start()
+    try:
+        yield server.new_database()
+    finally:
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--url", help="an existing PostgreSQL database (default: a throwaway one)")
     args = parser.parse_args()
     batch = steps(args.steps)
     folder = Path(tempfile.mkdtemp(prefix="store-appends-"))
-    server = TempPostgres().start()
-    try:
-        url = server.new_database()
+    tag = f"r{os.getpid()}-{time.time_ns()}"  # this run's sessions (a --url may hold others)
+    with postgres_url(args.url) as url:
         backends: dict[str, Callable[[], Store]] = {
             "sqlite FULL": lambda: SQLiteStore(folder / "full.db", synchronous="FULL"),
             "sqlite NORMAL": lambda: SQLiteStore(folder / "normal.db", synchronous="NORMAL"),
@@ -105,12 +124,13 @@ def main() -> None:
         print(f"{args.steps} appends a run, median of {args.runs} runs; {args.writers} writers")
         print(f"{'store':<15}{'appends/s, 1 writer':>22}{f'total, {args.writers} writers':>22}")
         for name, opener in backends.items():
-            rates = [one_writer(opener, batch, f"s{r}") for r in range(args.runs)]
-            many = many_writers(opener, batch, "w", args.writers) if args.writers else 0.0
+            rates = [one_writer(opener, batch, f"{tag}-s{r}") for r in range(args.runs)]
+            many = many_writers(opener, batch, f"{tag}-w", args.writers) if args.writers else 0.0
             print(f"{name:<15}{statistics.median(rates):>22,.0f}{many:>22,.0f}")
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (ContextFoldError, RuntimeError) as exc:  # a bad --url, no PostgreSQL installed
+        sys.exit(f"error: {exc}")

@@ -14,33 +14,30 @@ import sys
 from collections import defaultdict
 
 from contextfold.bench.sufficiency.runner import RunResult, Setting, TaskRunner
-from contextfold.core.meter import PRICE_TABLES, Meter
+from contextfold.core.meter import PRICE_TABLES, CallRecord, Meter
 from contextfold.envs.tau2 import list_tasks
 
 STRATEGIES = ("full", "ufold folder=none")
-
-
-class PricedRunner(TaskRunner):
-    """A task runner that keeps each run's call records (prompt, reused, completion)."""
-
-    calls: list[tuple[int, int, int]]
-
-    def _result(self, setting: Setting, agent, oracle, reward, error, stop) -> RunResult:  # type: ignore[no-untyped-def, override]
-        meter = agent.result.meter
-        self.calls = [(c.prompt_tokens, c.reused_tokens, c.completion_tokens) for c in meter.calls]
-        return super()._result(setting, agent, oracle, reward, error, stop)
 
 
 def main(domain: str, tasks: int, noisy: bool) -> None:
     meters = {name: Meter(prices=table) for name, table in PRICE_TABLES.items()}
     totals: dict[tuple[str, str], float] = defaultdict(float)
     ids = list_tasks(domain, model_free=True)[:tasks]
+    calls: list[CallRecord] = []  # the latest run's
+
+    def keep(_: RunResult, meter: Meter) -> None:
+        calls[:] = meter.calls
+
     for k, task in enumerate(ids, 1):
-        runner = PricedRunner(domain, task)
+        runner = TaskRunner(domain, task, on_run=keep)
         for spec in STRATEGIES:
             runner.run(Setting(spec, 32000, noisy))
-            for name, meter in meters.items():
-                totals[spec, name] += sum(meter.call_cost(*c) for c in runner.calls)
+            for name, table in meters.items():
+                totals[spec, name] += sum(
+                    table.call_cost(c.prompt_tokens, c.reused_tokens, c.completion_tokens)
+                    for c in calls
+                )
         print(f"\r{k}/{len(ids)} tasks", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     mode = "noisy" if noisy else "normal"

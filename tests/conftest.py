@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests._postgres import INSTALL, TempPostgres, find_bin
+from contextfold.core.store.temp_postgres import INSTALL, TempPostgres, find_bin
 
 # Speed is measured in benchmarks, never asserted in tests: on a loaded 2-core machine input
 # generation can be slow, which is not a defect of the code under test.
@@ -19,7 +19,8 @@ settings.load_profile("contextfold")
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[TempPostgres]:
-    """One throwaway PostgreSQL server for the whole test session (see tests/_postgres.py)."""
+    """One throwaway PostgreSQL server for the whole test session
+    (:mod:`contextfold.core.store.temp_postgres`)."""
     if find_bin() is None:
         pytest.fail(f"PostgreSQL is not installed: {INSTALL}")
     server = TempPostgres()

@@ -5,15 +5,11 @@ only when it commits."""
 
 from __future__ import annotations
 
-import pytest
-
 from contextfold.core.protocols import Folding
 from contextfold.core.view import render_checked
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy
 from tests.test_carryon import session
-
-pytest.importorskip("llama_cpp")
 
 
 def test_one_real_carryon_fold_with_the_embedded_model() -> None:

@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 
 from contextfold.bench.replay import replay
 from contextfold.bench.report import replay_table
-from contextfold.bench.sufficiency.command import _table as sufficiency_table
+from contextfold.bench.sufficiency.command import sufficiency_table
 from contextfold.cli import app
 from contextfold.core.meter import PRICE_TABLES, get_profile
 from contextfold.core.tokens import ApproxCounter
 from contextfold.importers import iter_trajectories
-from tests.test_replay import _session, _write_jsonl
+from tests.test_replay import coding_session, write_jsonl
 
 runner = CliRunner()
 UNWRITABLE = "no-such-folder/out.json"
@@ -54,7 +54,7 @@ def _strict(text: str) -> Any:
     ],
 )
 def test_an_unwritable_json_path_fails_before_any_work(tmp_path: Path, argv: list[str]) -> None:
-    data = _write_jsonl(tmp_path / "runs.jsonl", [_session(1)])
+    data = write_jsonl(tmp_path / "runs.jsonl", [coding_session(1)])
     argv = [a.replace("{data}", str(data)) for a in argv]
     res = runner.invoke(app, [*argv, "--json", str(tmp_path / UNWRITABLE)])
     assert res.exit_code == 2, res.output
@@ -74,7 +74,7 @@ def test_a_json_path_that_fails_at_the_end_prints_the_results(tmp_path: Path) ->
 
 
 def test_empty_trajectories_are_skipped_with_a_message(tmp_path: Path) -> None:
-    good = _write_jsonl(tmp_path / "good.jsonl", [_session(3)])
+    good = write_jsonl(tmp_path / "good.jsonl", [coding_session(3)])
     alone = _replay([good], ["full"]).strategies["full"].summary()
     empty = tmp_path / "empty.jsonl"
     empty.write_text('[]\n[{"role": "user", "content": "hi"}]\n')
@@ -92,7 +92,7 @@ def test_empty_trajectories_are_skipped_with_a_message(tmp_path: Path) -> None:
     "command", [["replay", "{data}"], ["bench", "sufficiency", "--domain", "airline"]]
 )
 def test_a_blank_strategy_is_a_clear_error(tmp_path: Path, command: list[str]) -> None:
-    data = _write_jsonl(tmp_path / "runs.jsonl", [_session(1)])
+    data = write_jsonl(tmp_path / "runs.jsonl", [coding_session(1)])
     argv = [a.replace("{data}", str(data)) for a in command]
     res = runner.invoke(app, [*argv, "-s", ""])
     assert res.exit_code == 2 and "empty spec" in res.output
@@ -104,7 +104,7 @@ def test_a_blank_strategy_is_a_clear_error(tmp_path: Path, command: list[str]) -
 
 def test_nan_rewards_are_written_as_null(tmp_path: Path) -> None:
     path = tmp_path / "runs.jsonl"
-    path.write_text(json.dumps({"messages": _session(1), "outcome": float("nan")}) + "\n")
+    path.write_text(json.dumps({"messages": coding_session(1), "outcome": float("nan")}) + "\n")
     out = tmp_path / "out.json"
     res = runner.invoke(app, ["replay", str(path), "--tokenizer", "approx", "--json", str(out)])
     assert res.exit_code == 0, res.output
@@ -114,7 +114,7 @@ def test_nan_rewards_are_written_as_null(tmp_path: Path) -> None:
 def test_every_skipped_file_is_counted_and_listed_in_json(tmp_path: Path) -> None:
     for i in range(12):
         (tmp_path / f"bad{i:02}.traj.json").write_text('{"messages": [')
-    _write_jsonl(tmp_path / "good.jsonl", [_session(1)])
+    write_jsonl(tmp_path / "good.jsonl", [coding_session(1)])
     out = tmp_path / "out.json"
     res = runner.invoke(app, ["replay", str(tmp_path), "--tokenizer", "approx", "--json", str(out)])
     assert res.exit_code == 0, res.output
@@ -135,7 +135,7 @@ def test_every_skipped_file_is_counted_and_listed_in_json(tmp_path: Path) -> Non
     ],
 )
 def test_budgets_and_step_caps_below_one_are_refused(tmp_path: Path, argv: list[str]) -> None:
-    data = _write_jsonl(tmp_path / "runs.jsonl", [_session(1)])
+    data = write_jsonl(tmp_path / "runs.jsonl", [coding_session(1)])
     res = runner.invoke(app, [a.replace("{data}", str(data)) for a in argv])
     assert res.exit_code == 2 and "greater than or equal to 1" in res.output
 
@@ -163,7 +163,7 @@ def _fits(text: str, width: int) -> None:
 
 
 def test_the_replay_table_fits_80_columns_and_is_complete_when_wide(tmp_path: Path) -> None:
-    big = _write_jsonl(tmp_path / "runs.jsonl", [_session(60)] * 30)
+    big = write_jsonl(tmp_path / "runs.jsonl", [coding_session(60)] * 30)
     result = _replay([big], SPECS)
     narrow = _render(replay_table(result, width=80), 80)
     _fits(narrow, 80)

@@ -20,8 +20,6 @@ from contextfold.core.view import render_checked
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy
 
-pytest.importorskip("llama_cpp")
-
 
 @pytest.fixture(scope="module")
 def folders() -> FolderSource:

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from contextfold.cli import app
 from contextfold.core.meter import PRICE_TABLES, PROFILES
+from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.inspect import Setup, collect, export_site
 from tests._inspect_data import stored_session, swe_trajectory
-from tests._postgres import TempPostgres
 
 SETUP = Setup(PRICE_TABLES["default"], PROFILES["qwen3-8b"])
 

@@ -18,7 +18,7 @@ from contextfold.importers.base import Trajectory
 runner = CliRunner()
 
 
-def _session(n_reads: int) -> list[dict[str, object]]:
+def coding_session(n_reads: int) -> list[dict[str, object]]:
     msgs: list[dict[str, object]] = [
         {"role": "system", "content": "You are a coding agent."},
         {"role": "user", "content": "Fix the bug in a.py."},
@@ -35,13 +35,13 @@ def _session(n_reads: int) -> list[dict[str, object]]:
     return msgs
 
 
-def _write_jsonl(path: Path, sessions: list[list[dict[str, object]]]) -> Path:
+def write_jsonl(path: Path, sessions: list[list[dict[str, object]]]) -> Path:
     path.write_text("".join(json.dumps(s) + "\n" for s in sessions))
     return path
 
 
 def test_replay_meters_every_assistant_step(tmp_path: Path) -> None:
-    path = _write_jsonl(tmp_path / "runs.jsonl", [_session(3), _session(5)])
+    path = write_jsonl(tmp_path / "runs.jsonl", [coding_session(3), coding_session(5)])
     result = replay(
         iter_trajectories([path]),
         ["full"],
@@ -66,7 +66,7 @@ def test_replay_meters_every_assistant_step(tmp_path: Path) -> None:
 
 
 def test_first_prompt_is_system_plus_task(tmp_path: Path) -> None:
-    path = _write_jsonl(tmp_path / "one.jsonl", [_session(1)])
+    path = write_jsonl(tmp_path / "one.jsonl", [coding_session(1)])
     [traj] = [t for t in iter_trajectories([path]) if isinstance(t, Trajectory)]
     counter = ApproxCounter()
     steps = traj.counted_steps(counter)
@@ -87,7 +87,9 @@ def test_first_prompt_is_system_plus_task(tmp_path: Path) -> None:
 
 def test_malformed_input_is_skipped_and_counted(tmp_path: Path) -> None:
     path = tmp_path / "runs.jsonl"
-    path.write_text(json.dumps(_session(2)) + "\n{not json\n" + json.dumps(_session(1)) + "\n")
+    path.write_text(
+        json.dumps(coding_session(2)) + "\n{not json\n" + json.dumps(coding_session(1)) + "\n"
+    )
     items = list(iter_trajectories([path]))
     assert sum(isinstance(i, ImportFormatError) for i in items) == 1
     result = replay(
@@ -103,7 +105,7 @@ def test_malformed_input_is_skipped_and_counted(tmp_path: Path) -> None:
 
 
 def test_cli_replay_writes_the_json_keys(tmp_path: Path) -> None:
-    path = _write_jsonl(tmp_path / "runs.jsonl", [_session(2)])
+    path = write_jsonl(tmp_path / "runs.jsonl", [coding_session(2)])
     out = tmp_path / "out.json"
     res = runner.invoke(app, ["replay", str(path), "--strategy", "full", "--json", str(out)])
     assert res.exit_code == 0, res.output
@@ -117,7 +119,7 @@ def test_cli_replay_writes_the_json_keys(tmp_path: Path) -> None:
 def test_cli_reports_bad_arguments(tmp_path: Path) -> None:
     missing = runner.invoke(app, ["replay", str(tmp_path / "nothing.json")])
     assert missing.exit_code == 2 and "does not exist" in missing.output
-    path = _write_jsonl(tmp_path / "runs.jsonl", [_session(1)])
+    path = write_jsonl(tmp_path / "runs.jsonl", [coding_session(1)])
     bad = runner.invoke(app, ["replay", str(path), "--strategy", "nope"])
     assert bad.exit_code == 2 and "unknown strategy 'nope'" in bad.output
     prof = runner.invoke(app, ["replay", str(path), "--model-profile", "gpt-9"])

@@ -54,7 +54,6 @@ def test_mini_swe_agent_fixes_a_bug_through_the_proxy(
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: no cost map download
     monkeypatch.setenv("MSWEA_CONFIGURED", "true")
     monkeypatch.setenv("MSWEA_COST_TRACKING", "ignore_errors")
-    pytest.importorskip("minisweagent")
     import yaml
     from minisweagent.agents.default import DefaultAgent
     from minisweagent.config import builtin_config_dir
@@ -84,7 +83,6 @@ def test_mini_swe_agent_fixes_a_bug_through_the_proxy(
 
 
 def test_the_embedded_model_as_the_upstream(tmp_path: Path) -> None:
-    pytest.importorskip("llama_cpp")
     config = ServeConfig(upstream="local", no_auth=True, threads=1, strategy="full")
     with ProxyThread(config) as proxy:
         chat = client(proxy)

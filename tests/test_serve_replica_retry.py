@@ -12,13 +12,13 @@ from contextfold.core.counters import resolve_counter
 from contextfold.core.history import Step
 from contextfold.core.messages import to_openai
 from contextfold.core.store import PostgresStore
+from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.serve.conversation import parse_conversation
 from contextfold.serve.scripted import ScriptedServer
 from contextfold.serve.sessions import SessionManager
 from contextfold.strategies.registry import build_strategy
-from tests._postgres import TempPostgres
 from tests._serve import canonical, stored
-from tests.test_serve_replicas import OPENING, _ask, _echo_all, _manager, replica
+from tests.test_serve_replicas import OPENING, ask, echo_all, pg_manager, replica
 
 
 def _continued(reply: str, user: str) -> list[dict[str, Any]]:
@@ -50,7 +50,7 @@ def test_a_retry_that_lost_the_session_keeps_its_call_in_a_branch(
     """Two stores on one database, the interleaving fixed: replica two begins a retry of a
     stored request, replica one extends the session and commits, then two commits."""
     url = postgres.new_database()
-    one, two = _manager(url), _manager(url)
+    one, two = pg_manager(url), pg_manager(url)
     first = one.begin(parse_conversation(OPENING, ""), "")
     one.record_call(first, list(first.view.messages), {"prompt_tokens": 1})
     one.commit(first)
@@ -98,17 +98,17 @@ def test_a_retry_on_a_replica_while_the_other_extends_the_session(postgres: Temp
         if n == 2:  # the retry: wait until the other replica went ahead
             held.set()
             assert release.wait(60)
-        message = _echo_all(body)
+        message = echo_all(body)
         return {**message, "content": f"{message['content']} #{n}"}
 
     with ScriptedServer(reply) as up, replica(up.url, url) as a, replica(up.url, url) as b:
-        answer = _ask(a, OPENING)
+        answer = ask(a, OPENING)
         retried: dict[str, str] = {}
-        thread = threading.Thread(target=lambda: retried.update(text=_ask(b, OPENING)))
+        thread = threading.Thread(target=lambda: retried.update(text=ask(b, OPENING)))
         thread.start()
         assert held.wait(60)  # replica b has begun the retry's turn on the stored session
         longer = _continued(answer, "next")
-        assert _ask(a, longer) == "Start the task. | next #3"
+        assert ask(a, longer) == "Start the task. | next #3"
         release.set()
         thread.join(timeout=60)
         assert retried == {"text": "Start the task. #2"}
@@ -148,7 +148,7 @@ def test_a_turn_whose_steps_were_written_before_its_call_lost_keeps_them_once_in
     """Replica one's commit appends its two steps; before its call record, replica two
     extends the session further. The call goes to a branch forked after those two steps."""
     url = postgres.new_database()
-    two = _manager(url)
+    two = pg_manager(url)
     ahead = _continued("hello", "go")
     further = [*ahead, {"role": "assistant", "content": "hi"}, {"role": "user", "content": "more"}]
 

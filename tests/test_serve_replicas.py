@@ -19,11 +19,11 @@ import pytest
 
 from contextfold.core.counters import resolve_counter
 from contextfold.core.store import PostgresStore
+from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.serve.conversation import parse_conversation
 from contextfold.serve.scripted import ScriptedServer
 from contextfold.serve.sessions import SessionManager
 from contextfold.strategies.registry import build_strategy
-from tests._postgres import TempPostgres
 from tests._serve import TOKEN, canonical, stored
 
 OPENING = [
@@ -32,7 +32,7 @@ OPENING = [
 ]
 
 
-def _echo_all(body: dict[str, Any]) -> dict[str, Any]:
+def echo_all(body: dict[str, Any]) -> dict[str, Any]:
     users = [m["content"] for m in body["messages"] if m["role"] == "user"]
     return {"role": "assistant", "content": " | ".join(users)}
 
@@ -86,7 +86,7 @@ def replica(upstream: str, store: str) -> Iterator[str]:
             proc.stderr.close()
 
 
-def _ask(base: str, messages: list[dict[str, Any]]) -> str:
+def ask(base: str, messages: list[dict[str, Any]]) -> str:
     headers = {"Authorization": f"Bearer {TOKEN}"}
     body = {"model": "m", "messages": messages}
     response = httpx.post(f"{base}/chat/completions", json=body, headers=headers, timeout=60)
@@ -98,7 +98,7 @@ def _ask(base: str, messages: list[dict[str, Any]]) -> str:
 def test_conversations_alternating_between_two_replicas(postgres: TempPostgres) -> None:
     url = postgres.new_database()
     finals: dict[str, list[dict[str, Any]]] = {}
-    with ScriptedServer(_echo_all) as up, replica(up.url, url) as a, replica(up.url, url) as b:
+    with ScriptedServer(echo_all) as up, replica(up.url, url) as a, replica(up.url, url) as b:
         replicas = [a, b]
         conversations = {
             f"c{n}": [OPENING[0], {"role": "user", "content": f"Start task {n}."}] for n in range(3)
@@ -106,7 +106,7 @@ def test_conversations_alternating_between_two_replicas(postgres: TempPostgres) 
         for turn in range(6):
             for n, (name, messages) in enumerate(conversations.items()):
                 base = replicas[(turn + n) % 2]  # each request goes to the other replica
-                reply = _ask(base, messages)
+                reply = ask(base, messages)
                 assert reply == " | ".join(m["content"] for m in messages if m["role"] == "user")
                 finals[name] = list(messages)  # the store keeps what the request sent
                 messages += [
@@ -124,7 +124,7 @@ def test_conversations_alternating_between_two_replicas(postgres: TempPostgres) 
             assert len(store.load_calls(sid)) == 6
 
 
-def _manager(url: str) -> SessionManager:
+def pg_manager(url: str) -> SessionManager:
     return SessionManager(
         PostgresStore(url), lambda: build_strategy("full"), resolve_counter("approx")
     )
@@ -134,7 +134,7 @@ def test_a_race_on_one_session_is_decided_by_the_database(postgres: TempPostgres
     """Both replicas take the same stored session as free; the first commit wins it, the
     other turn is written whole as a branch of it (its calls included); nothing altered."""
     url = postgres.new_database()
-    one, two = _manager(url), _manager(url)
+    one, two = pg_manager(url), pg_manager(url)
     one.commit(one.begin(parse_conversation(OPENING, ""), ""))
     base = [*OPENING, {"role": "assistant", "content": "hello"}]
     want = {side: [*base, {"role": "user", "content": f"from {side}"}] for side in ("a", "b")}
@@ -169,10 +169,10 @@ def test_simultaneous_requests_on_two_replicas_lose_nothing(
 ) -> None:
     url = postgres.new_database()
     expected: list[list[dict[str, Any]]] = []
-    with ScriptedServer(_echo_all) as up, replica(up.url, url) as a, replica(up.url, url) as b:
+    with ScriptedServer(echo_all) as up, replica(up.url, url) as a, replica(up.url, url) as b:
         for r in range(rounds):
             base = [*OPENING, {"role": "user", "content": f"round {r}"}]
-            reply = _ask(a, base)
+            reply = ask(a, base)
             base.append({"role": "assistant", "content": reply})
             start = threading.Barrier(2)
             outs: dict[str, list[dict[str, Any]]] = {}
@@ -186,7 +186,7 @@ def test_simultaneous_requests_on_two_replicas_lose_nothing(
             ) -> None:
                 messages = [*base, {"role": "user", "content": side}]
                 start.wait()
-                answer = _ask(where, messages)
+                answer = ask(where, messages)
                 assert answer.endswith(side)
                 outs[side] = messages
 

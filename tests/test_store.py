@@ -367,7 +367,7 @@ def test_sigkill_mid_append_loses_no_acknowledged_step(
     tmp_path: Path, acked_before_kill: int
 ) -> None:
     path = tmp_path / "crash.db"
-    last_acked = _run_writer_and_kill(path, acked_before_kill)
+    last_acked = run_writer_and_kill(path, acked_before_kill)
     assert last_acked >= acked_before_kill - 1
 
     with SQLiteStore(path) as store:
@@ -386,7 +386,7 @@ def test_sigkill_mid_append_loses_no_acknowledged_step(
         raw.close()
 
 
-def _run_writer_and_kill(path: Path | str, acked_before_kill: int) -> int:
+def run_writer_and_kill(path: Path | str, acked_before_kill: int) -> int:
     """Start the writer, read acknowledgements until enough, SIGKILL it; the last index seen."""
     proc = subprocess.Popen(
         [sys.executable, str(WRITER), str(path)],

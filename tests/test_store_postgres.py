@@ -12,9 +12,9 @@ from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.history import make_step
 from contextfold.core.messages import AssistantMessage, UserMessage
 from contextfold.core.store import PostgresStore, SQLiteStore, display_store, open_store
+from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.core.tokens import ApproxCounter
-from tests._postgres import TempPostgres
-from tests.test_store import _run_writer_and_kill, writer
+from tests.test_store import run_writer_and_kill, writer
 
 COUNTER = ApproxCounter()
 
@@ -154,7 +154,7 @@ def test_sigkill_mid_append_loses_no_acknowledged_step(
     postgres: TempPostgres, acked_before_kill: int
 ) -> None:
     url = postgres.new_database()
-    last_acked = _run_writer_and_kill(url, acked_before_kill)
+    last_acked = run_writer_and_kill(url, acked_before_kill)
     with PostgresStore(url) as store:
         record = store.load_session(writer.SESSION)
         counts = store.step_counts()

@@ -11,15 +11,13 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("tau2")
-
 from typer.testing import CliRunner
 
 from contextfold.bench.sufficiency import (
     ROW_KEYS,
     NoisyEnv,
     Oracle,
+    RunResult,
     ScriptedUser,
     Setting,
     TaskRunner,
@@ -35,6 +33,7 @@ from contextfold.core.messages import (
     ToolMessage,
     UserMessage,
 )
+from contextfold.core.meter import Meter
 from contextfold.core.verbatim import available, found, leaves
 from contextfold.envs.tau2 import Tau2Env
 
@@ -93,6 +92,16 @@ def test_the_oracle_asks_for_what_its_view_lacks_and_reads_only_the_view() -> No
     [made] = call.message.tool_calls
     assert (made.name, json.loads(made.arguments)) == ("get_user_details", first.arguments)
     assert oracle.recovery.stats.first_asks == 1 and oracle.recovery.stats.redundant_calls == 0
+
+
+def test_the_runner_hands_each_run_and_its_meter_to_on_run() -> None:
+    heard: list[tuple[RunResult, Meter]] = []
+    tasks = TaskRunner("airline", AIRLINE, on_run=lambda r, m: heard.append((r, m)))
+    result = tasks.run(Setting("full"))
+    ((run, meter),) = heard
+    assert run is result and len(meter.calls) == result.steps
+    assert [c.prompt_tokens for c in meter.calls] == result.context
+    assert sum(c.cost_usd for c in meter.calls) == result.cost_usd
 
 
 def test_a_lossy_strategy_shows_its_losses() -> None:

@@ -614,7 +614,6 @@ def test_llama_cpp_counter_missing_file(tmp_path: Path) -> None:
 def test_llama_cpp_agrees_with_gguf_counter(
     smollm2: GGUFTokenizerCounter, smollm2_path: Path
 ) -> None:
-    pytest.importorskip("llama_cpp")
     llama = LlamaCppCounter(smollm2_path)
     assert llama.name == "llama.cpp:SmolLM2-135M-Instruct.Q4_1.gguf"
     assert llama.count_batch(CORPUS) == smollm2.count_batch(CORPUS)

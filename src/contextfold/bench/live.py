@@ -16,16 +16,14 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from contextfold.agent import Agent, AgentResult
-from contextfold.agent.resume import resume as resume_run
+from contextfold.bench.live_options import LiveOptions, LiveResult
+from contextfold.bench.live_workspace import run_workspace
 from contextfold.core.errors import ConfigError
-from contextfold.core.history import History, Step
-from contextfold.core.messages import SystemMessage
+from contextfold.core.history import Step
 from contextfold.core.meter import Meter, get_profile
-from contextfold.core.protocols import Environment, Model, Store, Strategy, UserSimulator
+from contextfold.core.protocols import Model, Store
 from contextfold.core.tokens import TokenCounter
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy
@@ -36,44 +34,6 @@ TUTORIAL_SYSTEM = (
     "You are a careful assistant. Use the calculator tool for every computation, then give "
     "the final answer with the numbers."
 )
-
-
-@dataclass(slots=True)
-class LiveResult:
-    env: str
-    task: str
-    strategy: str
-    reward: float | None
-    stop: str
-    history: History
-    meter: Meter
-    tool_calls: int = 0
-    tool_errors: int = 0
-    forced_compactions: int = 0
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def summary(self) -> dict[str, Any]:
-        """The run's result as JSON-ready values."""
-        m = self.meter.summary()
-        return {
-            "env": self.env,
-            "task": self.task,
-            "strategy": self.strategy,
-            "reward": self.reward,
-            "stop": self.stop,
-            "steps": len(self.history),
-            "prompt_tokens": m["prompt_tokens"],
-            "completion_tokens": m["completion_tokens"],
-            "cost_usd": m["cost_usd"],
-            "prefix_cache_reuse": m["prefix_cache_reuse"],
-            "peak_context_tokens": m["peak_context_tokens"],
-            "tool_calls": self.tool_calls,
-            "tool_errors": self.tool_errors,
-            "forced_compactions": self.forced_compactions,
-            **self.meter.fold_summary(),
-            "total_cost_usd": m["total_cost_usd"],
-            **self.detail,
-        }
 
 
 def make_model(
@@ -131,8 +91,6 @@ def run_live(
     ``folders`` gives the folder of a strategy that folds with a model (default: ``agent``,
     another instance of the agent's model from ``make``)."""
     kind, _, name = env_spec.partition(":")
-    from contextfold.bench.live_workspace import run_workspace
-
     runner = {"tau2": _run_tau2, "tutorial": _run_tutorial, "workspace": run_workspace}.get(kind)
     if runner is None or not name:
         raise ConfigError(
@@ -144,7 +102,7 @@ def run_live(
     build_strategy(strategy_spec, folders=folders)  # a bad spec fails before any work
     session = session or new_session_id(env_spec, task)
     meta = {"env": env_spec, "task": task, "strategy": strategy_spec}
-    options = _Options(
+    options = LiveOptions(
         strategy_spec,
         make,
         counter,
@@ -160,91 +118,7 @@ def run_live(
     return runner(name, task, options)
 
 
-@dataclass(frozen=True, slots=True)
-class _Options:
-    strategy: str
-    make: Callable[[], Model]
-    counter: TokenCounter
-    max_steps: int
-    budget: int | None
-    store: Store | None
-    on_step: Callable[[Step], None] | None
-    session: str
-    resume: bool
-    meta: dict[str, Any]
-    folders: FolderSource
-
-    def history(self, system: str) -> History:
-        store = self.store
-        if self.resume and store is not None:
-            return _reopen(store, self.session, system, self.counter, self.meta)
-        return History(
-            SystemMessage(system),
-            counter=self.counter,
-            store=store,
-            session_id=self.session if store is not None else None,
-            meta=self.meta,
-        )
-
-    def agent(
-        self,
-        history: History,
-        env: Any,
-        user: Any = None,
-        *,
-        strategy: Strategy | None = None,
-        meter: Meter | None = None,
-        max_steps: int | None = None,
-        model: Model | None = None,
-    ) -> Agent:
-        return Agent(
-            model or self.make(),
-            strategy or build_strategy(self.strategy, folders=self.folders),
-            env,
-            history=history,
-            user=user,
-            meter=meter or Meter(profile=get_profile("smollm2-135m")),
-            max_steps=self.max_steps if max_steps is None else max_steps,
-            budget=self.budget,
-            on_step=self.on_step,
-        )
-
-    def start(
-        self, history: History, env: Environment, user: UserSimulator | None, **first: Any
-    ) -> AgentResult:
-        """Run the agent from the start, or (resuming a session with steps) from where it
-        stopped; ``first``: what :meth:`Agent.run` opens with."""
-        if not (self.resume and len(history)):
-            return self.agent(history, env, user).run(**first)
-        strategy = build_strategy(self.strategy, folders=self.folders)
-        meter = Meter(profile=get_profile("smollm2-135m"))
-        model = self.make()  # one model (and prompt cache) for both legs of the resumed run
-
-        def make_agent(leg_user: UserSimulator | None, steps: int) -> Agent:
-            return self.agent(
-                history, env, leg_user, strategy=strategy, meter=meter, max_steps=steps, model=model
-            )
-
-        return resume_run(history, strategy, env, make_agent, user=user, max_steps=self.max_steps)
-
-
-def _reopen(
-    store: Store, session: str, system: str, counter: TokenCounter, meta: dict[str, Any]
-) -> History:
-    """The stored session, checked to be a run of the same task."""
-    history = History.open(store, session, counter=counter)
-    recorded = history.system.content if history.system is not None else None
-    same_task = all(history.meta.get(k, meta[k]) == meta[k] for k in ("env", "task"))
-    if recorded != system or not same_task:
-        was = ", ".join(f"{k}={v}" for k, v in history.meta.items()) or "unknown"
-        raise ConfigError(
-            f"session {session!r} is not a run of this task (it was: {was}); resume it with "
-            "the --env and --task it was started with"
-        )
-    return history
-
-
-def _run_tau2(domain: str, task: str | None, o: _Options) -> LiveResult:
+def _run_tau2(domain: str, task: str | None, o: LiveOptions) -> LiveResult:
     from contextfold.envs.tau2 import Tau2Env
     from contextfold.envs.tau2_trajectory import GREETING
     from contextfold.envs.tau2_user import Tau2User
@@ -258,10 +132,10 @@ def _run_tau2(domain: str, task: str | None, o: _Options) -> LiveResult:
     stop = "user_stop" if result.stop in ("user_stop", "answered") else result.stop
     reward = env.reward(history.messages(), stop=stop)
     detail = {"reward_basis": list(reward.basis), "reward_skipped": list(reward.skipped)}
-    return _result(f"tau2:{domain}", task, o, result, reward.reward, detail)
+    return o.result(f"tau2:{domain}", task, result, reward.reward, detail)
 
 
-def _run_tutorial(name: str, task: str | None, o: _Options) -> LiveResult:
+def _run_tutorial(name: str, task: str | None, o: LiveOptions) -> LiveResult:
     from contextfold.envs.calculator import CalculatorEnv
     from contextfold.envs.tutorial import get_task, score
 
@@ -273,10 +147,10 @@ def _run_tutorial(name: str, task: str | None, o: _Options) -> LiveResult:
     answer = next(
         (s.message.content or "" for s in reversed(history.steps) if s.kind == "assistant"), ""
     )
-    return _result(f"tutorial:{name}", spec.id, o, result, score(spec, answer), {})
+    return o.result(f"tutorial:{name}", spec.id, result, score(spec, answer), {})
 
 
-def _run_subtasks(spec: Any, task: str | None, o: _Options) -> LiveResult:
+def _run_subtasks(spec: Any, task: str | None, o: LiveOptions) -> LiveResult:
     """The tutorial's subtask-folding agent: decompose, solve, fold, answer from summaries."""
     from contextfold.agent.subtasks import SubtaskAgent
     from contextfold.envs.calculator import CalculatorEnv
@@ -306,23 +180,5 @@ def _run_subtasks(spec: Any, task: str | None, o: _Options) -> LiveResult:
         counts["tool_calls"],
         counts["tool_errors"],
         0,
-        detail,
-    )
-
-
-def _result(
-    env: str, task: str, o: _Options, result: Any, reward: float | None, detail: dict[str, Any]
-) -> LiveResult:
-    return LiveResult(
-        env,
-        task,
-        o.strategy,
-        reward,
-        result.stop,
-        result.history,
-        result.meter,
-        result.tool_calls,
-        result.tool_errors,
-        result.forced_compactions + result.strategy_compactions,
         detail,
     )

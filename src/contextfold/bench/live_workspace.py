@@ -10,22 +10,19 @@ removed. The agent may be ``scripted`` (the task's deterministic solution).
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from contextfold.bench.live_options import LiveOptions, LiveResult
 from contextfold.core.errors import ConfigError
+from contextfold.core.history import History
 from contextfold.core.protocols import Grounded
 from contextfold.strategies.registry import build_strategy
-
-if TYPE_CHECKING:
-    from contextfold.bench.live import LiveResult, _Options
-    from contextfold.core.history import History
 
 __all__ = ["fold_outcomes", "run_workspace"]
 
 
-def run_workspace(name: str, task: str | None, o: _Options) -> LiveResult:
+def run_workspace(name: str, task: str | None, o: LiveOptions) -> LiveResult:
     """One workspace task (``task``, when given, replaces its prompt)."""
-    from contextfold.bench.live import _result
     from contextfold.envs.workspace import WorkspaceEnv
     from contextfold.envs.workspace_tasks import WORKSPACE_SYSTEM, get_workspace_task
 
@@ -47,7 +44,7 @@ def run_workspace(name: str, task: str | None, o: _Options) -> LiveResult:
     finally:
         env.close()
     detail = {"grounded_in_workspace": grounded, **fold_outcomes(history)}
-    return _result(f"workspace:{name}", spec.id, o, result, reward, detail)
+    return o.result(f"workspace:{name}", spec.id, result, reward, detail)
 
 
 def fold_outcomes(history: History) -> dict[str, Any]:

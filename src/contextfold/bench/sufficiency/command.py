@@ -26,7 +26,7 @@ from contextfold.core.errors import ContextFoldError
 if TYPE_CHECKING:
     from contextfold.bench.sufficiency.runner import FolderChoice, RunResult, Setting
 
-__all__ = ["sufficiency"]
+__all__ = ["sufficiency", "sufficiency_table"]
 
 FOLDED_WIDE = WIDE_FOLDED + 10
 """Width from which the table shows every measure when strategies folded (and the width of
@@ -94,7 +94,7 @@ def sufficiency(
     count = len({r.task_id for r in results})
     wide = console if console.is_terminal else Console(width=FOLDED_WIDE)  # logs: all of it
     title = f"sufficiency: {domain}, {count} tasks"
-    wide.print(_table(rows, results, title=title, width=wide.width))
+    wide.print(sufficiency_table(rows, results, title=title, width=wide.width))
     console.print(f"wall time {wall:.1f} s")
     _print_failures(results)
     if json_out is not None and not save_json(json_out, rows, out=console, err=err_console):
@@ -147,9 +147,11 @@ NARROW = ("strategy", "budget", "mode", "reward", "redundant", "prompt tok", "to
 columns or more shows them all."""
 
 
-def _table(
+def sufficiency_table(
     rows: list[dict[str, object]], results: list[RunResult], *, title: str, width: int = 80
 ) -> Table:
+    """A row per setting; below :data:`~contextfold.bench.report.WIDE` columns (more when a
+    strategy folded with a model) only the :data:`NARROW` columns, so it fits ``width``."""
     wide = _wide_table(rows, results, title=title)
     folded = any(float(str(row.get("fold_calls", 0))) for row in rows)
     if width >= (FOLDED_WIDE if folded else WIDE):

@@ -36,7 +36,7 @@ from contextfold.bench.sufficiency.user import ScriptedUser
 from contextfold.core.errors import ContextBudgetError
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
-from contextfold.core.meter import FOLD_KEYS
+from contextfold.core.meter import FOLD_KEYS, Meter
 from contextfold.envs.tau2 import Tau2Env
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy
@@ -122,9 +122,19 @@ class TaskRunner:
     """Runs one task under many settings in one process, sharing its plan, the memo of tool
     outputs (:class:`~.session.TaskEnvs`) and the scores."""
 
-    def __init__(self, domain: str, task_id: str, *, folders: FolderSource | None = None) -> None:
+    def __init__(
+        self,
+        domain: str,
+        task_id: str,
+        *,
+        folders: FolderSource | None = None,
+        on_run: Callable[[RunResult, Meter], None] | None = None,
+    ) -> None:
         self.domain, self.task_id = domain, str(task_id)
         self.folders = folders or FolderSource()
+        self.on_run = on_run
+        """Hears of each run with its result and the agent's meter (its call records: what
+        pricing the run under another table needs)."""
         self.plan = build_plan(domain, self.task_id)
         self.envs = TaskEnvs(domain, self.task_id)
         self.rewards: dict[str, float] = {}
@@ -152,7 +162,10 @@ class TaskRunner:
         except ContextBudgetError as exc:
             stop, error = "max_steps", str(exc)
         reward = 0.0 if error else self.reward(_real(history.messages(), noisy), session, stop)
-        return self._result(setting, agent, oracle, reward, error, stop)
+        result = self._result(setting, agent, oracle, reward, error, stop)
+        if self.on_run is not None:
+            self.on_run(result, agent.result.meter)
+        return result
 
     def _result(
         self,

@@ -39,7 +39,8 @@ store argument: a ``postgresql://`` (or ``postgres://``) URL, or a file path.
 Layout: :mod:`._common` holds the helpers both stores share, :mod:`.memory` the memory store,
 :mod:`.sqlite` the SQLite store, :mod:`._sqlite_open` opening a file (checks, pragmas, schema);
 :mod:`.postgres` and :mod:`._postgres_open` the PostgreSQL store; :mod:`._codec` decoding the
-rows either database reads back; :mod:`.opening` the choice.
+rows either database reads back; :mod:`.opening` the choice; :mod:`.temp_postgres` a
+throwaway PostgreSQL server for the tests and the store benchmark.
 """
 
 from contextfold.core.store._sqlite_open import APPLICATION_ID, SCHEMA_VERSION

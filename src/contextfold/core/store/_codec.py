@@ -12,10 +12,10 @@ from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage, from_openai
 from contextfold.core.protocols import SessionRecord
-from contextfold.core.store._common import _call_record
+from contextfold.core.store._common import call_record
 
 
-class _Decoder:
+class Decoder:
     """Turns the JSON columns of one store back into values; names the store on errors."""
 
     def __init__(self, path: Path | str) -> None:
@@ -119,7 +119,7 @@ class _Decoder:
         where = f"session {session_id!r}, call {call_idx}"
         messages = self.decode_messages(messages_json, where)
         usage = self.decode_object(usage_json, f"{where}: usage")
-        return _call_record(call_idx, step_idx, messages, usage, created_at)
+        return call_record(call_idx, step_idx, messages, usage, created_at)
 
 
 def _all_ints(values: list[Any]) -> bool:

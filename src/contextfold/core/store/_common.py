@@ -14,11 +14,11 @@ from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage, to_openai
 
 
-def _now() -> str:
+def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _dumps(value: Any, what: str) -> str:
+def dumps(value: Any, what: str) -> str:
     """Compact JSON; non-ASCII kept as is unless the text holds lone surrogates (then escaped)."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -31,13 +31,13 @@ def _dumps(value: Any, what: str) -> str:
     return text
 
 
-def _json_copy(value: Mapping[str, Any], what: str) -> dict[str, Any]:
+def json_copy(value: Mapping[str, Any], what: str) -> dict[str, Any]:
     """The value as it comes back from storage (what :class:`MemoryStore` keeps)."""
-    copied: dict[str, Any] = json.loads(_dumps(dict(value), what))
+    copied: dict[str, Any] = json.loads(dumps(dict(value), what))
     return copied
 
 
-def _check_step(session_id: str, step: Step) -> None:
+def check_step(session_id: str, step: Step) -> None:
     n = len(step.messages)
     if n == 0 or len(step.tokens) != n or len(step.hashes) != n:
         raise StoreError(
@@ -46,7 +46,7 @@ def _check_step(session_id: str, step: Step) -> None:
         )
 
 
-def _check_fold(session_id: str, record: FoldRecord, steps: int) -> None:
+def check_fold(session_id: str, record: FoldRecord, steps: int) -> None:
     if not 0 <= record.start <= record.end <= steps:
         raise StoreError(
             f"session {session_id!r}: a fold record covers steps {record.start} to "
@@ -54,12 +54,12 @@ def _check_fold(session_id: str, record: FoldRecord, steps: int) -> None:
         )
 
 
-def _check_call_step(session_id: str, step: int) -> None:
+def check_call_step(session_id: str, step: int) -> None:
     if step < 0:
         raise StoreError(f"session {session_id!r}: a call's step index must be >= 0, got {step}")
 
 
-def _check_call_at(session_id: str, step: int, steps: int) -> None:
+def check_call_at(session_id: str, step: int, steps: int) -> None:
     """A call record points at the step its reply produces: the session must hold exactly the
     ``step`` steps the call was sent (more means another writer appended after the prompt was
     built, fewer that the prompt held steps that were never stored)."""
@@ -70,7 +70,7 @@ def _check_call_at(session_id: str, step: int, steps: int) -> None:
         )
 
 
-def _call_record(
+def call_record(
     call_idx: int, step: int, messages: list[Message], usage: dict[str, Any], created_at: str
 ) -> dict[str, Any]:
     return {
@@ -82,48 +82,48 @@ def _call_record(
     }
 
 
-def _missing(session_id: str, where: str) -> StoreError:
+def missing(session_id: str, where: str) -> StoreError:
     return StoreError(f"session {session_id!r} does not exist in {where}")
 
 
-def _not_next(session_id: str, index: int, expected: int) -> StoreConflictError:
+def not_next(session_id: str, index: int, expected: int) -> StoreConflictError:
     return StoreConflictError(
         f"session {session_id!r}: step index {index} is not the next index {expected}; "
         "nothing was written"
     )
 
 
-def _session_row(
+def session_row(
     session_id: str, system: SystemMessage | None, meta: Mapping[str, Any]
 ) -> tuple[str | None, str]:
     """The JSON columns of a new session: its system message and its metadata."""
-    system_json = None if system is None else _dumps(to_openai(system), "system message")
-    return system_json, _dumps(dict(meta), f"metadata of session {session_id!r}")
+    system_json = None if system is None else dumps(to_openai(system), "system message")
+    return system_json, dumps(dict(meta), f"metadata of session {session_id!r}")
 
 
-def _step_row(session_id: str, step: Step) -> tuple[str, int, str, str, str]:
+def step_row(session_id: str, step: Step) -> tuple[str, int, str, str, str]:
     """A step's row, checked: session, index, and the messages, token counts and hashes as JSON."""
-    _check_step(session_id, step)
+    check_step(session_id, step)
     return (
         session_id,
         step.index,
-        _dumps([to_openai(m) for m in step.messages], f"step {step.index}"),
-        _dumps(list(step.tokens), f"token counts of step {step.index}"),
-        _dumps(list(step.hashes), f"hashes of step {step.index}"),
+        dumps([to_openai(m) for m in step.messages], f"step {step.index}"),
+        dumps(list(step.tokens), f"token counts of step {step.index}"),
+        dumps(list(step.hashes), f"hashes of step {step.index}"),
     )
 
 
-def _call_row(
+def call_row(
     session_id: str, step: int, messages: Sequence[Message], usage: Mapping[str, int]
 ) -> tuple[str, str]:
     """A call's JSON columns, checked: the messages it was sent and the usage it reported."""
-    _check_call_step(session_id, step)
+    check_call_step(session_id, step)
     where = f"a call in session {session_id!r}"
-    messages_json = _dumps([to_openai(m) for m in messages], f"messages of {where}")
-    return messages_json, _dumps(dict(usage), f"usage of {where}")
+    messages_json = dumps([to_openai(m) for m in messages], f"messages of {where}")
+    return messages_json, dumps(dict(usage), f"usage of {where}")
 
 
-class _Closing:
+class Closing:
     """A store usable as a context manager: ``with`` closes it on the way out."""
 
     def close(self) -> None:
@@ -141,7 +141,7 @@ class _Closing:
         self.close()
 
 
-class _Connected(_Closing):
+class Connected(Closing):
     """A store holding one database connection: closed once, usable as a context manager."""
 
     _conn: Any

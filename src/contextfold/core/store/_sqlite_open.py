@@ -55,7 +55,7 @@ _UPGRADES = {
 }
 
 
-def _check_openable(path: Path) -> None:
+def check_openable(path: Path) -> None:
     if path.is_dir():
         raise StoreError(f"cannot open store {path}: it is a directory; give a file path")
     if not path.parent.is_dir():
@@ -64,7 +64,7 @@ def _check_openable(path: Path) -> None:
         )
 
 
-def _connect(path: Path, synchronous: str, timeout: float) -> sqlite3.Connection:
+def connect(path: Path, synchronous: str, timeout: float) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
     except sqlite3.Error as exc:
@@ -137,7 +137,7 @@ def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
             _upgrade(conn, version)
         conn.execute("COMMIT")
     except BaseException:
-        _rollback(conn)
+        rollback(conn)
         raise
 
 
@@ -165,7 +165,7 @@ def _check_version(path: Path, app_id: int, version: int) -> None:
         )
 
 
-def _rollback(conn: sqlite3.Connection) -> None:
+def rollback(conn: sqlite3.Connection) -> None:
     if conn.in_transaction:
         # sqlite may already have rolled the transaction back itself (disk full, I/O error)
         with suppress(sqlite3.Error):

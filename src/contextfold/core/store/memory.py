@@ -12,16 +12,16 @@ from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._common import (
-    _call_record,
-    _check_call_at,
-    _check_call_step,
-    _check_fold,
-    _check_step,
-    _Closing,
-    _json_copy,
-    _missing,
-    _not_next,
-    _now,
+    Closing,
+    call_record,
+    check_call_at,
+    check_call_step,
+    check_fold,
+    check_step,
+    json_copy,
+    missing,
+    not_next,
+    now,
 )
 
 __all__ = ["MemoryStore"]
@@ -37,10 +37,10 @@ class _MemorySession:
     folds: list[FoldRecord]
 
 
-class MemoryStore(_Closing):
+class MemoryStore(Closing):
     """Sessions in a dict: for replay, benchmarks and tests. Nothing survives the process.
 
-    ``close`` and the context manager come from :class:`_Closing` (nothing to release).
+    ``close`` and the context manager come from :class:`Closing` (nothing to release).
     """
 
     def __init__(self) -> None:
@@ -56,21 +56,21 @@ class MemoryStore(_Closing):
     ) -> None:
         if session_id in self._sessions:
             raise StoreConflictError(f"session {session_id!r} already exists in the memory store")
-        copied = _json_copy(meta, f"metadata of session {session_id!r}")
+        copied = json_copy(meta, f"metadata of session {session_id!r}")
         self._sessions[session_id] = _MemorySession(system, counter, copied, [], [], [])
 
     def append_step(self, session_id: str, step: Step) -> None:
         session = self._get(session_id)
-        _check_step(session_id, step)
+        check_step(session_id, step)
         if step.index != len(session.steps):
-            raise _not_next(session_id, step.index, len(session.steps))
+            raise not_next(session_id, step.index, len(session.steps))
         session.steps.append(step)
 
     def append_fold(self, session_id: str, record: FoldRecord) -> None:
         session = self._get(session_id)
-        _check_fold(session_id, record, len(session.steps))
+        check_fold(session_id, record, len(session.steps))
         where = f"fold record of session {session_id!r}"
-        session.folds.append(FoldRecord.from_json(_json_copy(record.to_json(), where)))
+        session.folds.append(FoldRecord.from_json(json_copy(record.to_json(), where)))
 
     def load_session(self, session_id: str) -> SessionRecord:
         session = self._get(session_id)
@@ -79,7 +79,7 @@ class MemoryStore(_Closing):
             system=session.system,
             counter=session.counter,
             steps=list(session.steps),
-            meta=_json_copy(session.meta, "metadata"),
+            meta=json_copy(session.meta, "metadata"),
             folds=list(session.folds),
         )
 
@@ -97,10 +97,10 @@ class MemoryStore(_Closing):
         """Keep the messages one model call was sent and the usage it reported; the session
         must hold exactly ``step`` steps (those the call was sent)."""
         session = self._get(session_id)
-        _check_call_step(session_id, step)
-        _check_call_at(session_id, step, len(session.steps))
-        copied = _json_copy(usage, f"usage of a call in session {session_id!r}")
-        record = _call_record(len(session.calls), step, list(messages), copied, _now())
+        check_call_step(session_id, step)
+        check_call_at(session_id, step, len(session.steps))
+        copied = json_copy(usage, f"usage of a call in session {session_id!r}")
+        record = call_record(len(session.calls), step, list(messages), copied, now())
         session.calls.append(record)
 
     def load_calls(self, session_id: str) -> list[dict[str, Any]]:
@@ -113,5 +113,5 @@ class MemoryStore(_Closing):
     def _get(self, session_id: str) -> _MemorySession:
         session = self._sessions.get(session_id)
         if session is None:
-            raise _missing(session_id, "the memory store")
+            raise missing(session_id, "the memory store")
         return session

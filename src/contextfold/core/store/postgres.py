@@ -13,18 +13,18 @@ from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage
 from contextfold.core.protocols import SessionRecord
-from contextfold.core.store._codec import _Decoder
+from contextfold.core.store._codec import Decoder
 from contextfold.core.store._common import (
-    _call_row,
-    _check_call_at,
-    _check_fold,
-    _Connected,
-    _dumps,
-    _missing,
-    _not_next,
-    _now,
-    _session_row,
-    _step_row,
+    Connected,
+    call_row,
+    check_call_at,
+    check_fold,
+    dumps,
+    missing,
+    not_next,
+    now,
+    session_row,
+    step_row,
 )
 from contextfold.core.store._postgres_open import connect, display_url, import_psycopg
 
@@ -33,7 +33,7 @@ __all__ = ["PostgresStore"]
 Cursor = Any  # psycopg.Connection; psycopg is imported lazily (an optional extra)
 
 
-class PostgresStore(_Connected):
+class PostgresStore(Connected):
     """Sessions in a PostgreSQL database (one transaction per append, like :class:`SQLiteStore`).
 
     Every write locks its session's row (``SELECT ... FOR UPDATE``) and checks the index is
@@ -50,7 +50,7 @@ class PostgresStore(_Connected):
         self._lock = threading.Lock()
         self._conn: Any = connect(url, self.name, timeout)
 
-    # -- lifecycle (close and the context manager come from _Connected)
+    # -- lifecycle (close and the context manager come from Connected)
 
     def __repr__(self) -> str:
         state = "closed" if self._conn is None else "open"
@@ -66,22 +66,22 @@ class PostgresStore(_Connected):
         counter: str,
         meta: Mapping[str, Any],
     ) -> None:
-        system_json, meta_json = _session_row(session_id, system, meta)
+        system_json, meta_json = session_row(session_id, system, meta)
         with self._transaction(f"create session {session_id!r}") as db:
             created = db.execute(
                 "INSERT INTO sessions (session_id, system, counter, meta, created_at)"
                 " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session_id) DO NOTHING",
-                (session_id, system_json, counter, meta_json, _now()),
+                (session_id, system_json, counter, meta_json, now()),
             ).rowcount
             if created != 1:
                 raise StoreConflictError(f"session {session_id!r} already exists in {self.name}")
 
     def append_step(self, session_id: str, step: Step) -> None:
-        row = _step_row(session_id, step)
+        row = step_row(session_id, step)
         with self._transaction(f"append step {step.index} to session {session_id!r}") as db:
             expected = self._lock_session(db, session_id)
             if step.index != expected:
-                raise _not_next(session_id, step.index, expected)
+                raise not_next(session_id, step.index, expected)
             db.execute(
                 "INSERT INTO steps (session_id, idx, messages, tokens, hashes)"
                 " VALUES (%s, %s, %s, %s, %s)",
@@ -93,13 +93,13 @@ class PostgresStore(_Connected):
 
     def append_fold(self, session_id: str, record: FoldRecord) -> None:
         where = f"fold record of session {session_id!r}"
-        record_json = _dumps(record.to_json(), where)
+        record_json = dumps(record.to_json(), where)
         with self._transaction(f"append a {where}") as db:
-            _check_fold(session_id, record, self._lock_session(db, session_id))
+            check_fold(session_id, record, self._lock_session(db, session_id))
             db.execute(
                 "INSERT INTO folds (session_id, fold_idx, record, created_at) VALUES (%s, "
                 "(SELECT COALESCE(MAX(fold_idx) + 1, 0) FROM folds WHERE session_id = %s), %s, %s)",
-                (session_id, session_id, record_json, _now()),
+                (session_id, session_id, record_json, now()),
             )
 
     def load_session(self, session_id: str) -> SessionRecord:
@@ -108,7 +108,7 @@ class PostgresStore(_Connected):
                 "SELECT system, counter, meta FROM sessions WHERE session_id = %s", (session_id,)
             ).fetchone()
             if head is None:
-                raise _missing(session_id, self.name)
+                raise missing(session_id, self.name)
             rows = db.execute(
                 "SELECT idx, messages, tokens, hashes FROM steps WHERE session_id = %s"
                 " ORDER BY idx",
@@ -118,7 +118,7 @@ class PostgresStore(_Connected):
                 "SELECT fold_idx, record FROM folds WHERE session_id = %s ORDER BY fold_idx",
                 (session_id,),
             ).fetchall()
-        return _Decoder(self.name).decode_session(session_id, head, rows, folds)
+        return Decoder(self.name).decode_session(session_id, head, rows, folds)
 
     def list_sessions(self) -> list[str]:
         return sorted(self.step_counts())
@@ -145,15 +145,15 @@ class PostgresStore(_Connected):
         exactly ``step`` steps, checked under the row lock like an append, so a call whose
         session another process extended meanwhile raises :class:`StoreConflictError`.
         """
-        messages_json, usage_json = _call_row(session_id, step, messages, usage)
+        messages_json, usage_json = call_row(session_id, step, messages, usage)
         where = f"a call in session {session_id!r}"
         with self._transaction(f"record {where}") as db:
-            _check_call_at(session_id, step, self._lock_session(db, session_id))
+            check_call_at(session_id, step, self._lock_session(db, session_id))
             db.execute(
                 "INSERT INTO calls (session_id, call_idx, step_idx, messages, usage, created_at)"
                 " VALUES (%s, (SELECT COALESCE(MAX(call_idx) + 1, 0) FROM calls"
                 " WHERE session_id = %s), %s, %s, %s, %s)",
-                (session_id, session_id, step, messages_json, usage_json, _now()),
+                (session_id, session_id, step, messages_json, usage_json, now()),
             )
 
     def load_calls(self, session_id: str) -> list[dict[str, Any]]:
@@ -161,13 +161,13 @@ class PostgresStore(_Connected):
         with self._snapshot(f"load the calls of session {session_id!r}") as db:
             found = db.execute("SELECT 1 FROM sessions WHERE session_id = %s", (session_id,))
             if found.fetchone() is None:
-                raise _missing(session_id, self.name)
+                raise missing(session_id, self.name)
             rows = db.execute(
                 "SELECT call_idx, step_idx, messages, usage, created_at FROM calls"
                 " WHERE session_id = %s ORDER BY call_idx",
                 (session_id,),
             ).fetchall()
-        decoder = _Decoder(self.name)
+        decoder = Decoder(self.name)
         return [decoder.decode_call(row, session_id) for row in rows]
 
     # -- connection and transactions
@@ -178,7 +178,7 @@ class PostgresStore(_Connected):
             "SELECT steps FROM sessions WHERE session_id = %s FOR UPDATE", (session_id,)
         ).fetchone()
         if row is None:
-            raise _missing(session_id, self.name)
+            raise missing(session_id, self.name)
         return int(row[0])
 
     @contextmanager

@@ -13,25 +13,25 @@ from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
 from contextfold.core.messages import Message, SystemMessage
 from contextfold.core.protocols import SessionRecord
-from contextfold.core.store._codec import _Decoder
+from contextfold.core.store._codec import Decoder
 from contextfold.core.store._common import (
-    _call_row,
-    _check_call_at,
-    _check_fold,
-    _Connected,
-    _dumps,
-    _missing,
-    _not_next,
-    _now,
-    _session_row,
-    _step_row,
+    Connected,
+    call_row,
+    check_call_at,
+    check_fold,
+    dumps,
+    missing,
+    not_next,
+    now,
+    session_row,
+    step_row,
 )
-from contextfold.core.store._sqlite_open import _check_openable, _connect, _rollback
+from contextfold.core.store._sqlite_open import check_openable, connect, rollback
 
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(_Connected):
+class SQLiteStore(Connected):
     """Sessions in one SQLite file (WAL mode, one transaction per append).
 
     Threads: the connection is opened with sqlite3's default ``check_same_thread=True``, so a
@@ -51,10 +51,10 @@ class SQLiteStore(_Connected):
             raise StoreError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
         self.path = Path(path)
         self.synchronous = synchronous
-        _check_openable(self.path)
-        self._conn: sqlite3.Connection | None = _connect(self.path, synchronous, timeout)
+        check_openable(self.path)
+        self._conn: sqlite3.Connection | None = connect(self.path, synchronous, timeout)
 
-    # -- lifecycle (close and the context manager come from _Connected)
+    # -- lifecycle (close and the context manager come from Connected)
 
     def __repr__(self) -> str:
         state = "closed" if self._conn is None else "open"
@@ -70,23 +70,23 @@ class SQLiteStore(_Connected):
         counter: str,
         meta: Mapping[str, Any],
     ) -> None:
-        system_json, meta_json = _session_row(session_id, system, meta)
+        system_json, meta_json = session_row(session_id, system, meta)
         with self._transaction(f"create session {session_id!r}") as conn:
             if _session_exists(conn, session_id):
                 raise StoreConflictError(f"session {session_id!r} already exists in {self.path}")
             conn.execute(
                 "INSERT INTO sessions (session_id, system, counter, meta, created_at)"
                 " VALUES (?, ?, ?, ?, ?)",
-                (session_id, system_json, counter, meta_json, _now()),
+                (session_id, system_json, counter, meta_json, now()),
             )
 
     def append_step(self, session_id: str, step: Step) -> None:
-        row = _step_row(session_id, step)
+        row = step_row(session_id, step)
         with self._transaction(f"append step {step.index} to session {session_id!r}") as conn:
             self._require_session(conn, session_id)
             expected = _next_index(conn, "steps", "idx", session_id)
             if step.index != expected:
-                raise _not_next(session_id, step.index, expected)
+                raise not_next(session_id, step.index, expected)
             conn.execute(
                 "INSERT INTO steps (session_id, idx, messages, tokens, hashes)"
                 " VALUES (?, ?, ?, ?, ?)",
@@ -95,14 +95,14 @@ class SQLiteStore(_Connected):
 
     def append_fold(self, session_id: str, record: FoldRecord) -> None:
         where = f"fold record of session {session_id!r}"
-        record_json = _dumps(record.to_json(), where)
+        record_json = dumps(record.to_json(), where)
         with self._transaction(f"append a {where}") as conn:
             self._require_session(conn, session_id)
-            _check_fold(session_id, record, _next_index(conn, "steps", "idx", session_id))
+            check_fold(session_id, record, _next_index(conn, "steps", "idx", session_id))
             fold_idx = _next_index(conn, "folds", "fold_idx", session_id)
             conn.execute(
                 "INSERT INTO folds (session_id, fold_idx, record, created_at) VALUES (?, ?, ?, ?)",
-                (session_id, fold_idx, record_json, _now()),
+                (session_id, fold_idx, record_json, now()),
             )
 
     def load_session(self, session_id: str) -> SessionRecord:
@@ -111,7 +111,7 @@ class SQLiteStore(_Connected):
                 "SELECT system, counter, meta FROM sessions WHERE session_id = ?", (session_id,)
             ).fetchone()
             if head is None:
-                raise _missing(session_id, str(self.path))
+                raise missing(session_id, str(self.path))
             rows = conn.execute(
                 "SELECT idx, messages, tokens, hashes FROM steps WHERE session_id = ? ORDER BY idx",
                 (session_id,),
@@ -120,7 +120,7 @@ class SQLiteStore(_Connected):
                 "SELECT fold_idx, record FROM folds WHERE session_id = ? ORDER BY fold_idx",
                 (session_id,),
             ).fetchall()
-        return _Decoder(self.path).decode_session(session_id, head, rows, folds)
+        return Decoder(self.path).decode_session(session_id, head, rows, folds)
 
     def list_sessions(self) -> list[str]:
         with self._reading("list sessions") as conn:
@@ -142,16 +142,16 @@ class SQLiteStore(_Connected):
         ``step`` is the index of the step the call's reply produces: the session must hold
         exactly ``step`` steps (checked in the write transaction, like an append).
         """
-        messages_json, usage_json = _call_row(session_id, step, messages, usage)
+        messages_json, usage_json = call_row(session_id, step, messages, usage)
         where = f"a call in session {session_id!r}"
         with self._transaction(f"record {where}") as conn:
             self._require_session(conn, session_id)
-            _check_call_at(session_id, step, _next_index(conn, "steps", "idx", session_id))
+            check_call_at(session_id, step, _next_index(conn, "steps", "idx", session_id))
             call_idx = _next_index(conn, "calls", "call_idx", session_id)
             conn.execute(
                 "INSERT INTO calls (session_id, call_idx, step_idx, messages, usage, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                (session_id, call_idx, step, messages_json, usage_json, _now()),
+                (session_id, call_idx, step, messages_json, usage_json, now()),
             )
 
     def load_calls(self, session_id: str) -> list[dict[str, Any]]:
@@ -163,7 +163,7 @@ class SQLiteStore(_Connected):
                 " WHERE session_id = ? ORDER BY call_idx",
                 (session_id,),
             ).fetchall()
-        decoder = _Decoder(self.path)
+        decoder = Decoder(self.path)
         return [decoder.decode_call(row, session_id) for row in rows]
 
     # -- connection and transactions
@@ -194,7 +194,7 @@ class SQLiteStore(_Connected):
             yield conn
             conn.execute("COMMIT")
         except BaseException as exc:
-            _rollback(conn)
+            rollback(conn)
             if isinstance(exc, sqlite3.Error | UnicodeError):
                 raise self._failed(what, exc) from exc
             raise
@@ -209,7 +209,7 @@ class SQLiteStore(_Connected):
 
     def _require_session(self, conn: sqlite3.Connection, session_id: str) -> None:
         if not _session_exists(conn, session_id):
-            raise _missing(session_id, str(self.path))
+            raise missing(session_id, str(self.path))
 
 
 def _session_exists(conn: sqlite3.Connection, session_id: str) -> bool:

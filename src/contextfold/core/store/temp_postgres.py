@@ -1,11 +1,14 @@
-"""A throwaway PostgreSQL server for the tests and benchmarks: initdb into a temporary folder,
-listen on a free loopback port (no Unix socket), trust auth, stopped and deleted at the end.
+"""A throwaway PostgreSQL server (for the tests and ``benchmarks/store_appends.py``): initdb
+into a temporary folder, listen on a free loopback port (no Unix socket), trust auth, stopped
+and deleted at the end. Not for keeping data: everything goes when :meth:`TempPostgres.stop`
+runs.
 
 Debian's ``postgresql`` package (``make setup`` installs it) puts the binaries in
 ``/usr/lib/postgresql/<version>/bin``; ``$CONTEXTFOLD_PG_BIN`` or ``PATH`` may name others.
 PostgreSQL refuses to run as root, so as root the server runs as the ``postgres`` OS user
 (``runuser -u postgres --``, which the package creates); as anyone else it runs as that user.
-A missing server fails the test with what to install (never a silent skip).
+A missing server is a :class:`RuntimeError` saying what to install (the tests fail with it,
+never skip).
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-INSTALL = "apt-get install -y postgresql (as root; `make setup` does it)"
+__all__ = ["INSTALL", "TempPostgres", "find_bin"]
+
+INSTALL = "apt-get install -y postgresql (as root; `make test` does it)"
 SUPERUSER = "contextfold"
 
 
