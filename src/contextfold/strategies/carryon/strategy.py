@@ -12,6 +12,13 @@ it. The fold is :class:`~contextfold.strategies.carryon.pipeline.Pipeline`: trac
 compiler, then validation and one record holding the whole new state, appended to the fold
 log in one store transaction (the atomic commit). The state is derived from that log alone.
 
+The tracker reads the live tail as digests, one per step (``digest_tokens``, default 250: the
+step's message, call arguments and outputs each cut to head and tail lines with a note such
+as ``[40 lines cut; restore(step=K)]``), shrunk together so that the whole tail normally fits
+one tracker call in the folder's context; the compiler reads its evidence steps cut the same
+way to their share. A larger ``digest_tokens`` shows the tracker more of each step at the
+price of more folder calls when the tail no longer fits one.
+
 Ablations: ``carriers=false`` (execution context only), ``ec=false`` (carriers only). The
 grounder reads ``workspace`` when given; without one (replay) its verdicts are unknown, and
 external objects compile marked "unverified" unless ``ungrounded=refuse``.
@@ -49,6 +56,9 @@ class CarryOnConfig(FolderConfig):
     budget: int = Field(32000, ge=1, description="Budget in tokens when none is given.")
     tracker_max_tokens: int = Field(2048, ge=64, description="Tracker output limit.")
     compiler_max_tokens: int = Field(8192, ge=64, description="Compiler output limit.")
+    digest_tokens: int = Field(
+        250, ge=40, description="Most tokens of one tail step the tracker reads (its digest)."
+    )
     carriers: bool = Field(True, description="Keep carriers (false: the EC-only ablation).")
     ec: bool = Field(True, description="Keep the execution context (false: carriers only).")
     workspace: str | None = Field(None, description="Directory the grounder reads.")
@@ -122,6 +132,7 @@ class CarryOnStrategy:
             ungrounded=c.ungrounded == "compile",
             tracker_tokens=c.tracker_max_tokens,
             compiler_tokens=c.compiler_max_tokens,
+            digest_tokens=c.digest_tokens,
         )
         return Pipeline(self.name, self.folder, self.grounder, switches)
 
