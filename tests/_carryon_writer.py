@@ -76,7 +76,9 @@ def main(argv: list[str]) -> int:
     store = SQLiteStore(argv[1])
     history = History(SystemMessage("sys"), store=store, session_id=SESSION)
     history.append(UserMessage("Keep working."))
-    strategy = CarryOnStrategy(CarryOnConfig(threshold=1), folder=Folder(ScriptedModel(Writer())))
+    strategy = CarryOnStrategy(
+        CarryOnConfig(threshold=1, gate="none"), folder=Folder(ScriptedModel(Writer()))
+    )
     while time.monotonic() < deadline:
         history.append(AssistantMessage(f"working on round {len(history)} " + "x" * 40))
         (record,) = strategy.fold(history, None)

@@ -64,7 +64,7 @@ FIRST = [tracker({**FILE, "evidence_steps": [2]}, INFO), compiler(ADD_FILE, ADD_
 
 
 def carryon(replies: Any, spec: str = "", **options: Any) -> CarryOnStrategy:
-    config = CarryOnConfig(threshold=100, **options)
+    config = CarryOnConfig.model_validate({"threshold": 100, "gate": "none", **options})
     return CarryOnStrategy(config, folder=Folder(ScriptedModel(replies)))
 
 
@@ -292,7 +292,7 @@ def test_a_process_killed_during_commits_leaves_a_whole_state(tmp_path: Path) ->
 
 def test_built_by_name_with_ablations_and_cgs_summarises_as_carryon() -> None:
     source = FolderSource(default="scripted")
-    built = build_strategy("carryon carriers=false ec=true threshold=50", folders=source)
+    built = build_strategy("carryon carriers=false ec=true threshold=50 gate=none", folders=source)
     assert isinstance(built, CarryOnStrategy) and built.config.carriers is False
     cgs = build_strategy("cgs threshold=50", folders=source)
     cgs.folder = Folder(ScriptedModel(['{"summary": "# Task and current focus\\nreport"}']))  # type: ignore[attr-defined]

@@ -39,7 +39,7 @@ def long_session(steps: int, lines: int = 300) -> History:
 
 def run_fold(history: History, **options: object) -> tuple[ScriptedModel, bool]:
     model = ScriptedModel([*FIRST, tracker(), compiler()])
-    config = CarryOnConfig.model_validate({"threshold": 100, **options})
+    config = CarryOnConfig.model_validate({"threshold": 100, "gate": "none", **options})
     s = CarryOnStrategy(config, folder=Folder(model))
     (record,) = s.fold(history, None)
     return model, record.accepted
@@ -71,7 +71,7 @@ def test_the_digest_size_is_an_option_and_changes_what_the_folder_reads() -> Non
 def test_a_tail_too_long_for_one_call_at_the_floor_is_still_read_whole() -> None:
     history = long_session(120, lines=40)
     model = ScriptedModel([*FIRST[:1], tracker(), tracker(), tracker(), compiler()])
-    config = CarryOnConfig(threshold=100)
+    config = CarryOnConfig(threshold=100, gate="none")
     CarryOnStrategy(config, folder=Folder(model, context_tokens=4096)).fold(history, None)
     trackers = [c for c in model.calls if "registry" in (c.messages[0].content or "")]
     assert len(trackers) > 1
