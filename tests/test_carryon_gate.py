@@ -5,13 +5,17 @@ a refusal at stage ``gate`` with no folder call; a view over the budget is alway
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import pytest
 
 from contextfold.core.errors import ConfigError
+from contextfold.core.messages import AssistantMessage, Message
 from contextfold.models import ScriptedModel
 from contextfold.strategies.carryon import CarryOnConfig, CarryOnStrategy
 from contextfold.strategies.folding import Folder
-from tests.test_carryon import FIRST, session
+from tests.test_carryon import FIRST, compiler, session, tracker
 from tests.test_carryon_digest import long_session
 
 
@@ -51,3 +55,22 @@ def test_a_view_over_the_budget_is_folded_even_when_it_would_not_pay() -> None:
 def test_an_unknown_price_table_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="unknown price table 'cheap'"):
         CarryOnStrategy(CarryOnConfig(prices="cheap"), folder=Folder(ScriptedModel([])))
+
+
+def test_a_folder_that_keeps_being_refused_is_asked_less() -> None:
+    def refusing(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -> str:
+        return tracker() if "registry" in (messages[0].content or "") else compiler()
+
+    model = ScriptedModel(refusing)
+    config = CarryOnConfig(threshold=100, max_doublings=0)  # every step over the trigger
+    s = CarryOnStrategy(config, folder=Folder(model))
+    history = long_session(20, lines=60)  # a first fold pays if it commits
+    records = []
+    for _ in range(6):
+        records += s.fold(history, None)
+        history.append(AssistantMessage("THOUGHT: keep reading."))
+    asked = [r for r in records if r.calls]
+    assert asked and all(not r.accepted for r in records)
+    assert records[0].calls and not records[-1].calls  # asked first, then no longer
+    assert records[-1].output["commit_chance_pct"] == 33  # (0 + 1) / (1 + 2)
+    assert len(asked) == 1

@@ -5,8 +5,11 @@ digests and writing a reply) and, once it commits, the rewrite of the prompt cac
 context message on. It saves the retired steps on every later call. ``gate=cost`` judges the
 best fold (the whole live tail retired, the new context message no longer than the old one)
 with refold's :class:`~contextfold.strategies.refold.cost.CostRule` (calls still to come
-estimated from the session, the chance of one restore afterwards from the restores so far);
-when even that fold cannot pay, the folder is not asked and a record says so. A view over the
+estimated from the session, the chance of one restore afterwards from the restores so far),
+weighted by the chance that an asked fold commits (Laplace's rule over this session's asked
+folds: (commits + 1) / (asked + 2)): a refused fold costs the folder's calls and saves
+nothing, so a folder that keeps being refused is asked less. When the fold is not expected to
+pay, the folder is not asked and a record says so. A view over the
 budget is always folded. ``gate=none`` asks the folder whenever the trigger fires (the paper).
 """
 
@@ -44,17 +47,20 @@ class Gate:
         retired = sum(history[i].total_tokens for i in range(cut, end) if i not in keep)
         rewritten = view.total_tokens - _prefix(view, first_user(history))
         asked = self.asked(history, cut, end)
-        commits = sum(r.strategy == view.strategy and r.accepted for r in history.folds)
+        mine = [r for r in history.folds if r.strategy == view.strategy and r.calls]
+        commits = sum(r.accepted for r in mine)
+        chance = (commits + 1) / (len(mine) + 2)  # that an asked fold commits
         pays = self.rule.pays(
-            rewritten=rewritten,
-            saving=retired,
+            rewritten=round(rewritten * chance),  # the cache is rewritten only on a commit
+            saving=round(retired * chance),
             calls=_calls(history),
             prompt=view.total_tokens - retired,
             restored=retired,
-            once=(_restores(history) + 1) / (commits + 2),
+            once=chance * (_restores(history) + 1) / (commits + 2),
             folder=asked,
         )
-        return {"pays": pays, "retired": retired, "rewritten": rewritten, "folder": asked}
+        figures = {"retired": retired, "rewritten": rewritten, "folder": asked}
+        return {"pays": pays, **figures, "commit_chance_pct": round(100 * chance)}
 
     def asked(self, history: History, cut: int, end: int) -> int:
         """Folder tokens the fold would cost, as cache-write tokens: the tracker and the
