@@ -67,6 +67,9 @@ class Writer:
             "candidate_id": f"c{k + 1}",
             "candidate_version": self.commits,
             "state": f"round {self.commits}",
+            "claims": [{"id": "r", "proposition": "first round", "source_steps": [last]}]
+            if first and k == 0
+            else [],
             "source_steps": [last],
         }
 

@@ -312,3 +312,13 @@ def test_the_meter_adds_up_carrier_persistence() -> None:
     figures = meter.fold_summary()
     assert (figures["carriers_retained"], figures["carriers_updated"]) == (0, 0)
     assert figures["carriers_added"] == 2
+
+
+def test_a_new_carrier_that_carries_nothing_is_refused() -> None:
+    empty = {**ADD_INFO, "candidate_id": "c1", "claims": []}
+    s = carryon([tracker(INFO), compiler(empty)])
+    (record,) = s.fold(session(5), None)
+    assert not record.accepted
+    assert "carries nothing: an information product needs at least one claim" in (
+        record.reason or ""
+    )
