@@ -67,6 +67,9 @@ class Writer:
             "candidate_id": f"c{k + 1}",
             "candidate_version": self.commits,
             "state": f"round {self.commits}",
+            "claims": [{"id": "r", "proposition": "first round", "source_steps": [last]}]
+            if first and k == 0
+            else [],
             "source_steps": [last],
         }
 
@@ -76,7 +79,9 @@ def main(argv: list[str]) -> int:
     store = SQLiteStore(argv[1])
     history = History(SystemMessage("sys"), store=store, session_id=SESSION)
     history.append(UserMessage("Keep working."))
-    strategy = CarryOnStrategy(CarryOnConfig(threshold=1), folder=Folder(ScriptedModel(Writer())))
+    strategy = CarryOnStrategy(
+        CarryOnConfig(threshold=1, gate="none"), folder=Folder(ScriptedModel(Writer()))
+    )
     while time.monotonic() < deadline:
         history.append(AssistantMessage(f"working on round {len(history)} " + "x" * 40))
         (record,) = strategy.fold(history, None)

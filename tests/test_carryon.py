@@ -64,7 +64,7 @@ FIRST = [tracker({**FILE, "evidence_steps": [2]}, INFO), compiler(ADD_FILE, ADD_
 
 
 def carryon(replies: Any, spec: str = "", **options: Any) -> CarryOnStrategy:
-    config = CarryOnConfig(threshold=100, **options)
+    config = CarryOnConfig.model_validate({"threshold": 100, "gate": "none", **options})
     return CarryOnStrategy(config, folder=Folder(ScriptedModel(replies)))
 
 
@@ -292,7 +292,7 @@ def test_a_process_killed_during_commits_leaves_a_whole_state(tmp_path: Path) ->
 
 def test_built_by_name_with_ablations_and_cgs_summarises_as_carryon() -> None:
     source = FolderSource(default="scripted")
-    built = build_strategy("carryon carriers=false ec=true threshold=50", folders=source)
+    built = build_strategy("carryon carriers=false ec=true threshold=50 gate=none", folders=source)
     assert isinstance(built, CarryOnStrategy) and built.config.carriers is False
     cgs = build_strategy("cgs threshold=50", folders=source)
     cgs.folder = Folder(ScriptedModel(['{"summary": "# Task and current focus\\nreport"}']))  # type: ignore[attr-defined]
@@ -312,3 +312,13 @@ def test_the_meter_adds_up_carrier_persistence() -> None:
     figures = meter.fold_summary()
     assert (figures["carriers_retained"], figures["carriers_updated"]) == (0, 0)
     assert figures["carriers_added"] == 2
+
+
+def test_a_new_carrier_that_carries_nothing_is_refused() -> None:
+    empty = {**ADD_INFO, "candidate_id": "c1", "claims": []}
+    s = carryon([tracker(INFO), compiler(empty)])
+    (record,) = s.fold(session(5), None)
+    assert not record.accepted
+    assert "carries nothing: an information product needs at least one claim" in (
+        record.reason or ""
+    )

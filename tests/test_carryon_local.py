@@ -15,7 +15,8 @@ from tests.test_carryon import session
 def test_one_real_carryon_fold_with_the_embedded_model() -> None:
     source = FolderSource(default="local", threads=1)
     s = build_strategy(
-        "carryon threshold=40 tracker_max_tokens=96 compiler_max_tokens=160", folders=source
+        "carryon threshold=40 tracker_max_tokens=96 compiler_max_tokens=160 gate=none",
+        folders=source,
     )
     history = session(4)
     before = render_checked(s, history, None)

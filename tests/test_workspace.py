@@ -157,7 +157,7 @@ def live(strategy: str, folder: ScriptedFolder | None = None) -> LiveResult:
 
 
 def test_carryon_grounds_the_report_it_keeps_in_the_workspace() -> None:
-    result = live("carryon", ScriptedFolder("report.docx", "Sales report 2025", [5, 6]))
+    result = live("carryon gate=none", ScriptedFolder("report.docx", "Sales report 2025", [5, 6]))
     assert result.reward == 1.0 and result.detail["grounded_in_workspace"] is True
     assert result.detail["folds_attempted"] == result.detail["folds_committed"] == 1
     (record,) = result.history.folds
@@ -170,14 +170,14 @@ def test_carryon_grounds_the_report_it_keeps_in_the_workspace() -> None:
 
 
 def test_a_report_the_grounder_contradicts_is_not_committed() -> None:
-    result = live("carryon", ScriptedFolder("report.docx", "Quarterly figures", [5, 6]))
+    result = live("carryon gate=none", ScriptedFolder("report.docx", "Quarterly figures", [5, 6]))
     assert result.reward == 1.0  # the agent goes on; only the fold is refused
     assert result.detail["folds_committed"] == 0 and result.detail["folds_attempted"] >= 1
     record = result.history.folds[0]
     assert "grounder supported" in (record.reason or "")
     text = [c for c in record.output["grounding"] if c["predicate"] == "text_present"]
     assert text[0]["verdict"] == "contradicted"
-    missing = live("carryon", ScriptedFolder("summary.docx", "", [5])).history.folds[0]
+    missing = live("carryon gate=none", ScriptedFolder("summary.docx", "", [5])).history.folds[0]
     assert not missing.accepted and missing.output["grounding"][0]["verdict"] == "contradicted"
 
 

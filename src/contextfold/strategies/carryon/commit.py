@@ -135,6 +135,8 @@ def _apply(
         grounding = _candidate(u, registry, rules)
         if u.op == "add":
             new = _added(u, grounding)
+            if (empty := _empty(new)) is not None:
+                raise Refused(f"carrier {new.id} carries nothing: {empty}")
             if new.id in carriers or new.id in moved:
                 have = carriers[new.id].version if new.id in carriers else 1
                 raise Refused(f"carrier {new.id} already exists (version {have}); revise it")
@@ -195,6 +197,17 @@ def _added(u: CarrierUpdate, grounding: str) -> Carrier:
         provenance=tuple(sorted(set(u.source_steps))),
         grounding=grounding,
     )
+
+
+def _empty(c: Carrier) -> str | None:
+    """Why a new carrier holds nothing to continue from, or None."""
+    if c.kind == "information_product" and not c.claims:
+        return "an information product needs at least one claim"
+    if c.kind == "situated_state" and not c.state.strip():
+        return "situated state needs the state established"
+    if c.kind == "external_object" and not c.location:
+        return "an external object needs its location"
+    return None
 
 
 def _revised(old: Carrier, u: CarrierUpdate, grounding: str) -> Carrier:

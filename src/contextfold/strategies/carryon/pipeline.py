@@ -5,11 +5,13 @@
 appending it (one transaction in the store) is the atomic commit; a refused one holds the
 stage that refused, the reason and the raw reply, and changes nothing.
 
-The tracker reads the tail in chunks that fit the folder's context (one call each) and
-updates its candidate registry; the grounder checks the external objects it touched; the
+The tracker reads a digest of every tail step (:mod:`~contextfold.strategies.carryon.digest`:
+the step's parts cut to head and tail lines, at most ``digest_tokens`` each, shrunk so the
+whole tail fits one call; only a tail too long even at the digests' floor takes more calls)
+and updates its candidate registry; the grounder checks the external objects it touched; the
 compiler reads the committed state, the touched candidates with their verdicts and the
-evidence steps (each cut to its share of the folder's context when they do not all fit: the
-step stays restorable), and writes the carrier updates and the execution context.
+evidence steps (each cut the same way to its share of the folder's context when they do not
+all fit: the step stays restorable), and writes the carrier updates and the execution context.
 """
 
 from __future__ import annotations
@@ -22,12 +24,12 @@ from contextfold.core.folds import FoldCall, FoldRecord
 from contextfold.core.history import History
 from contextfold.strategies.carryon import prompts
 from contextfold.strategies.carryon.commit import Compiled, Refused, Rules, compile_state
+from contextfold.strategies.carryon.digest import digest, digests
 from contextfold.strategies.carryon.grounder import NO_WORKSPACE, Check, Grounder, combine
 from contextfold.strategies.carryon.registry import merge_candidates
 from contextfold.strategies.carryon.schemas import CompilerOutput, TrackerOutput
 from contextfold.strategies.carryon.state import Candidate, CarryState, state_from_log
 from contextfold.strategies.folding.folder import Folder
-from contextfold.strategies.folding.steps import step_text
 
 __all__ = ["Pipeline", "Switches"]
 
@@ -43,6 +45,8 @@ class Switches:
     """Without a workspace, external objects compile marked unverified (else: never)."""
     tracker_tokens: int = 2048
     compiler_tokens: int = 8192
+    digest_tokens: int = 250
+    """Most tokens of one tail step the tracker reads (its digest)."""
 
 
 @dataclass(slots=True)
@@ -97,7 +101,12 @@ class Pipeline:
         room = self.folder.room(prompts.TRACKER, max_tokens=limit, reserved=_registry(registry))
         if room < 256:
             raise Refused("the candidate registry leaves no room in the folder's context")
-        blocks = [step_text(history[i]) for i in tail]
+        blocks = digests(
+            [history[i] for i in tail],
+            chars=self.switches.digest_tokens * 4,
+            limit=int(room * 0.9),
+            counter=self.folder.counter,
+        )
         for chunk in self.folder.chunks(blocks, room):
             text = f"Registry:\n{_registry(registry)}\n\nNew steps:\n{chunk}"
             answer = self.folder.ask(prompts.TRACKER, text, TrackerOutput, max_tokens=limit)
@@ -139,7 +148,7 @@ class Pipeline:
             raise Refused("the committed state leaves no room in the folder's context")
         chosen = sorted({s for c in touched for s in c.steps} | set(tail[-_LAST_STEPS:]))
         share = max(room * 4 * 9 // 10 // max(len(chosen), 1), 200)
-        evidence = "\n".join(_cut(step_text(history[i]), share, i) for i in chosen)
+        evidence = "\n".join(digest(history[i], share) for i in chosen)
         answer = self.folder.ask(
             instruction, f"{head}\n\nEvidence steps:\n{evidence}", CompilerOutput, max_tokens=limit
         )
@@ -207,12 +216,6 @@ def _compilable(cand: Candidate, eligible: dict[str, str]) -> str:
         if cand.id in eligible
         else "no: the grounder did not support it"
     )
-
-
-def _cut(text: str, chars: int, index: int) -> str:
-    if len(text) <= chars:
-        return text
-    return f"{text[:chars]}\n[step {index} cut here; restore(step={index}) has all of it]"
 
 
 def _checks(checks: list[Check]) -> list[dict[str, Any]]:

@@ -12,6 +12,20 @@ it. The fold is :class:`~contextfold.strategies.carryon.pipeline.Pipeline`: trac
 compiler, then validation and one record holding the whole new state, appended to the fold
 log in one store transaction (the atomic commit). The state is derived from that log alone.
 
+The tracker reads the live tail as digests, one per step (``digest_tokens``, default 250: the
+step's message, call arguments and outputs each cut to head and tail lines with a note such
+as ``[40 lines cut; restore(step=K)]``), shrunk together so that the whole tail normally fits
+one tracker call in the folder's context; the compiler reads its evidence steps cut the same
+way to their share. A larger ``digest_tokens`` shows the tracker more of each step at the
+price of more folder calls when the tail no longer fits one.
+
+``gate=cost`` (the default) asks the folder only when the fold could pay for itself
+(:mod:`~contextfold.strategies.carryon.gate`: even the best fold, the whole tail retired, must
+pay for the folder's calls and the cache rewrite over the calls likely to come); otherwise it
+records a refusal at stage ``gate`` without a folder call (the threshold doubles as after any
+refused fold). A view over the budget always folds. ``gate=none`` is the paper's behaviour:
+the folder is asked whenever the trigger fires.
+
 Ablations: ``carriers=false`` (execution context only), ``ec=false`` (carriers only). The
 grounder reads ``workspace`` when given; without one (replay) its verdicts are unknown, and
 external objects compile marked "unverified" unless ``ungrounded=refuse``.
@@ -25,10 +39,13 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from contextfold.core.errors import ConfigError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
 from contextfold.core.messages import UserMessage
+from contextfold.core.meter import PRICE_TABLES
 from contextfold.core.view import View
+from contextfold.strategies.carryon.gate import Gate
 from contextfold.strategies.carryon.grounder import Grounder
 from contextfold.strategies.carryon.pipeline import Pipeline, Switches
 from contextfold.strategies.carryon.state import CarryState, last_commit, parse_state
@@ -37,6 +54,7 @@ from contextfold.strategies.folding.folder import Folder
 from contextfold.strategies.folding.source import FolderConfig
 from contextfold.strategies.folding.steps import estimate_tokens
 from contextfold.strategies.folding.view import folded_view
+from contextfold.strategies.refold.cost import CostRule
 from contextfold.strategies.restore import RESTORE_TOOL, call_restore
 
 __all__ = ["CarryOnConfig", "CarryOnStrategy"]
@@ -49,12 +67,19 @@ class CarryOnConfig(FolderConfig):
     budget: int = Field(32000, ge=1, description="Budget in tokens when none is given.")
     tracker_max_tokens: int = Field(2048, ge=64, description="Tracker output limit.")
     compiler_max_tokens: int = Field(8192, ge=64, description="Compiler output limit.")
+    digest_tokens: int = Field(
+        250, ge=40, description="Most tokens of one tail step the tracker reads (its digest)."
+    )
     carriers: bool = Field(True, description="Keep carriers (false: the EC-only ablation).")
     ec: bool = Field(True, description="Keep the execution context (false: carriers only).")
     workspace: str | None = Field(None, description="Directory the grounder reads.")
     ungrounded: Literal["compile", "refuse"] = Field(
         "compile", description="External objects when there is no workspace to check."
     )
+    gate: Literal["cost", "none"] = Field(
+        "cost", description="Ask the folder only when a fold could pay (none: always)."
+    )
+    prices: str = Field("default", description="Price table the cost gate uses.")
 
 
 class CarryOnStrategy:
@@ -65,9 +90,23 @@ class CarryOnStrategy:
     def __init__(
         self, config: CarryOnConfig, *, folder: Folder, grounder: Grounder | None = None
     ) -> None:
+        if config.prices not in PRICE_TABLES:
+            known = ", ".join(PRICE_TABLES)
+            raise ConfigError(f"carryon: unknown price table {config.prices!r}; known: {known}")
         self.config = config
         self.name = config.type
         self.folder = folder
+        self.gate = (
+            Gate(
+                CostRule(PRICE_TABLES[config.prices]),
+                folder,
+                digest_tokens=config.digest_tokens,
+                tracker_tokens=config.tracker_max_tokens,
+                compiler_tokens=config.compiler_max_tokens,
+            )
+            if config.gate == "cost"
+            else None
+        )
         root = Path(config.workspace) if config.workspace else None
         self.grounder = grounder or Grounder(root)
         self.forced_compactions = 0
@@ -101,8 +140,8 @@ class CarryOnStrategy:
 
     def fold(self, history: History, budget: int | None) -> list[FoldRecord]:
         state, _ = self.state(history)
-        end = len(history)
-        if self._forced:
+        end, forced = len(history), self._forced
+        if forced:
             self._forced, end = False, len(history) - 1
         elif sum(estimate_tokens(s) for s in history.steps[state.cut :]) <= self.threshold(
             history, budget
@@ -110,9 +149,31 @@ class CarryOnStrategy:
             return []
         if end <= state.cut:
             return []
-        record = self.pipeline().run(history, state, end)
+        record = None if forced else self._not_worth_it(history, state, end, budget)
+        if record is None:
+            record = self.pipeline().run(history, state, end)
         history.record_fold(record)
         return [record]
+
+    def _not_worth_it(
+        self, history: History, state: CarryState, end: int, budget: int | None
+    ) -> FoldRecord | None:
+        """The gate's refusal when even the best fold cannot pay (``gate=cost``), or None."""
+        if self.gate is None:
+            return None
+        view = self.render(history, budget)
+        if budget is not None and view.total_tokens > budget:
+            return None
+        figures = self.gate.weigh(history, view, state.cut, end)
+        if figures["pays"]:
+            return None
+        reason = (
+            f"not asked: retiring the live tail ({figures['retired']:,} tokens) cannot pay "
+            f"for the folder calls (~{figures['folder']:,} tokens) and rewriting "
+            f"{figures['rewritten']:,} cached tokens"
+        )
+        output = {"stage": "gate", "asked": False, **figures}
+        return FoldRecord(self.name, "carryon", state.cut, end, len(history), False, output, reason)
 
     def pipeline(self) -> Pipeline:
         c = self.config
@@ -122,6 +183,7 @@ class CarryOnStrategy:
             ungrounded=c.ungrounded == "compile",
             tracker_tokens=c.tracker_max_tokens,
             compiler_tokens=c.compiler_max_tokens,
+            digest_tokens=c.digest_tokens,
         )
         return Pipeline(self.name, self.folder, self.grounder, switches)
 
