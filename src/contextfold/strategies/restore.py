@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextfold.core.history import History
+from contextfold.core.messages import AssistantMessage
 
-__all__ = ["RESTORE_TOOL", "call_restore", "restore_text"]
+__all__ = ["RESTORE_TOOL", "call_restore", "calls_made", "restore_calls", "restore_text"]
 
 RESTORE_TOOL: dict[str, Any] = {
     "type": "function",
@@ -62,3 +63,18 @@ def call_restore(strategy: str, name: str, arguments: Mapping[str, Any], history
     if name != "restore":
         return f"error: {strategy} has no tool {name!r}; it offers restore(step)"
     return restore_text(arguments, history)[0]
+
+
+def calls_made(history: History) -> int:
+    """Model calls so far (each made one assistant step), the next one included."""
+    return sum(step.kind == "assistant" for step in history.steps) + 1
+
+
+def restore_calls(history: History) -> int:
+    """``restore`` calls the agent has made in ``history``."""
+    return sum(
+        call.name == "restore"
+        for step in history.steps
+        if isinstance(step.message, AssistantMessage)
+        for call in step.message.tool_calls
+    )

@@ -18,13 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contextfold.core.history import History
-from contextfold.core.messages import AssistantMessage
 from contextfold.core.view import View
 from contextfold.strategies.carryon.prompts import COMPILER, TRACKER
 from contextfold.strategies.folding.folder import Folder
 from contextfold.strategies.folding.steps import estimate_tokens
 from contextfold.strategies.folding.view import first_user
 from contextfold.strategies.refold.cost import CostRule
+from contextfold.strategies.restore import calls_made, restore_calls
 
 __all__ = ["Gate"]
 
@@ -53,10 +53,10 @@ class Gate:
         pays = self.rule.pays(
             rewritten=round(rewritten * chance),  # the cache is rewritten only on a commit
             saving=round(retired * chance),
-            calls=_calls(history),
+            calls=calls_made(history),
             prompt=view.total_tokens - retired,
             restored=retired,
-            once=chance * (_restores(history) + 1) / (commits + 2),
+            once=chance * (restore_calls(history) + 1) / (commits + 2),
             folder=asked,
         )
         figures = {"retired": retired, "rewritten": rewritten, "folder": asked}
@@ -88,17 +88,3 @@ def _prefix(view: View, task: int | None) -> int:
             break
         total += tokens
     return total
-
-
-def _calls(history: History) -> int:
-    """Model calls so far (each made one assistant step), the next one included."""
-    return sum(step.kind == "assistant" for step in history.steps) + 1
-
-
-def _restores(history: History) -> int:
-    return sum(
-        call.name == "restore"
-        for step in history.steps
-        if isinstance(step.message, AssistantMessage)
-        for call in step.message.tool_calls
-    )

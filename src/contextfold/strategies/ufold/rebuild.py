@@ -14,9 +14,10 @@ since, so the cached prefix keeps hitting.
 from __future__ import annotations
 
 from contextfold.core.history import History
-from contextfold.core.messages import AssistantMessage, common_prefix
+from contextfold.core.messages import common_prefix
 from contextfold.core.view import View
 from contextfold.strategies.refold.cost import CostRule
+from contextfold.strategies.restore import calls_made, restore_calls
 
 __all__ = ["weigh", "worth_asking"]
 
@@ -44,10 +45,10 @@ def weigh(
     pays = rule.pays(
         rewritten=cached,
         saving=saving,
-        calls=_calls(history),
+        calls=calls_made(history),
         prompt=new.total_tokens,
         restored=saving,
-        once=(_restores(history) + 1) / (adopted + 2),  # chance of one restore after it
+        once=(restore_calls(history) + 1) / (adopted + 2),  # chance of one restore after it
     )
     return {"adopted": forced or pays, "saving": saving, "rewritten": cached, "forced": forced}
 
@@ -73,22 +74,8 @@ def worth_asking(
         rewritten=older,
         folder=asked,
         saving=older,
-        calls=_calls(history),
+        calls=calls_made(history),
         prompt=old.total_tokens - older,
         restored=older,
-        once=(_restores(history) + 1) / (adopted + 2),
-    )
-
-
-def _calls(history: History) -> int:
-    """Model calls so far (each made one assistant step), this one included."""
-    return sum(step.kind == "assistant" for step in history.steps) + 1
-
-
-def _restores(history: History) -> int:
-    return sum(
-        call.name == "restore"
-        for step in history.steps
-        if isinstance(step.message, AssistantMessage)
-        for call in step.message.tool_calls
+        once=(restore_calls(history) + 1) / (adopted + 2),
     )
