@@ -78,6 +78,15 @@ def test_values_are_leaves_of_json_and_names_in_shell_commands() -> None:
     assert values == ["/repo", 120, 180, "src/app/models.py", "parse_args"]
 
 
+def test_a_string_with_blanks_also_gives_the_values_inside_it() -> None:
+    expression = {"expression": "652.61 - 642.72"}
+    values = call_values(ToolCall("1", "calculate", json.dumps(expression)))
+    assert values == ["652.61 - 642.72", 652.61, 642.72]
+    note = {"reason": "exchange order #W9502127 item 1008292230, 2 of them"}
+    values = call_values(ToolCall("2", "transfer", json.dumps(note)))
+    assert values[1:] == ["#W9502127", 1008292230]
+
+
 def test_the_index_keeps_only_values_learned_from_the_context() -> None:
     steps = session().counted_steps(ApproxCounter())
     index = ArgIndex.build(session().system, steps)

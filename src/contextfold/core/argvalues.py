@@ -5,6 +5,10 @@ sufficiency oracle (:func:`contextfold.core.verbatim.found`: whole tokens,
 case-insensitive, numbers as numeric tokens):
 
 - **JSON arguments:** every leaf value (dict values and list items, recursively; never the keys).
+  A string leaf with a blank in it (an expression such as ``"652.61 - 642.72"``, a note) also
+  gives the values inside it (:func:`text_values`), since a call that computes with two prices
+  uses both: its numbers, its tokens mixing digits and other characters (``#W9502127``), and
+  the paths and identifiers a shell command would give.
 - **Shell commands** (the ``command`` of a ``bash`` call, as mini-swe-agent's are imported; any
   tool in :data:`SHELL_TOOLS`): the tokens of the command that name something, split on blanks,
   quotes and shell punctuation:
@@ -36,7 +40,7 @@ from contextfold.core.errors import MessageFormatError
 from contextfold.core.messages import ToolCall
 from contextfold.core.verbatim import Leaf, leaves
 
-__all__ = ["SHELL_TOOLS", "call_values", "shell_values", "trivial"]
+__all__ = ["SHELL_TOOLS", "call_values", "shell_values", "text_values", "trivial"]
 
 SHELL_TOOLS = frozenset({"bash", "shell", "execute_bash"})
 """Tools whose string arguments are shell commands."""
@@ -47,6 +51,7 @@ _EXTENSION = re.compile(r"[A-Za-z0-9_-]\.[A-Za-z][A-Za-z0-9]{0,4}$")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _DISTINCT = re.compile(r"_|\d|\.|[a-z][A-Z]")
 _DIGITS = re.compile(r"\d{2,}")
+_BLANK = re.compile(r"\s")
 
 
 def call_values(call: ToolCall) -> list[Leaf]:
@@ -62,8 +67,10 @@ def call_values(call: ToolCall) -> list[Leaf]:
     for leaf in leaves(arguments):
         if isinstance(leaf, str) and call.name in SHELL_TOOLS:
             out.extend(shell_values(leaf))
-        else:
-            out.extend(_plain(leaf))
+            continue
+        out.extend(_plain(leaf))
+        if isinstance(leaf, str) and _BLANK.search(leaf.strip()):
+            out.extend(text_values(leaf))
     return list(dict.fromkeys(out))
 
 
@@ -80,6 +87,20 @@ def shell_values(command: str) -> Iterator[Leaf]:
             yield token
         else:
             yield from (int(d) for d in _DIGITS.findall(token))
+
+
+def text_values(text: str) -> Iterator[Leaf]:
+    """The values inside a string argument with blanks (see the module doc)."""
+    for raw in _TOKEN.findall(text):
+        token = raw.rstrip(".:")
+        if _NUMBER.fullmatch(token):
+            number = float(token) if "." in token else int(token)
+            if not trivial(number):
+                yield number
+        elif len(token) >= 3 and any(ch.isdigit() for ch in token):
+            yield token
+        else:
+            yield from shell_values(token)
 
 
 def _plain(leaf: Leaf) -> Iterator[Leaf]:
