@@ -26,6 +26,7 @@ from contextfold.models import ScriptedModel
 from contextfold.strategies.folding import Folder, FolderSource
 from contextfold.strategies.registry import build_strategy, needs_folder
 from contextfold.strategies.ufold import UfoldStrategy
+from contextfold.strategies.ufold.fold import REFUSALS
 from contextfold.strategies.ufold.log import numbered_log
 
 RESERVATION = (
@@ -195,6 +196,7 @@ def test_a_refused_fold_changes_nothing_and_waits_for_the_next_user_message() ->
     assert fold_render(s, history).messages == full.messages
     (record,) = history.folds
     assert not record.accepted and "invalid output after repair" in (record.reason or "")
+    assert record.reason is not None and record.reason.startswith(REFUSALS)  # declared
     assert record.output == {"raw": "{still bad"}  # what was refused is kept
     assert s.fold(history, None) == []  # tried once per user turn
     history.append(UserMessage("Hello?"))
