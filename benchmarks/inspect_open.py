@@ -6,7 +6,7 @@ start to the session's data shown (page and scripts loaded, the session replayed
 every strategy and encoded to JSON on request, fetched, parsed, plots and both columns
 drawn). Reports the median of the runs.
 
-    PYTHONPATH=src:. .venv/bin/python benchmarks/inspect_open.py [--steps 300] [--runs 5] \
+    PYTHONPATH=src .venv/bin/python benchmarks/inspect_open.py [--steps 300] [--runs 5] \
         [-s full -s refold] [--screenshot docs/inspect.png]
 """
 
@@ -14,17 +14,25 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+from _fixtures import BrowserMissing, chrome, swe_trajectory, wait_ready
+
 from contextfold.core.meter import PRICE_TABLES, PROFILES
 from contextfold.inspect import InspectServer, Setup, collect
-from tests._browser import chrome, wait_ready
-from tests._inspect_data import swe_trajectory
 
 
 def main() -> None:
+    try:
+        measure()
+    except BrowserMissing as error:
+        sys.exit(f"inspect_open: {error}")
+
+
+def measure() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--runs", type=int, default=5)

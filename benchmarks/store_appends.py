@@ -63,7 +63,7 @@ def one_writer(open_store: Callable[[], Store], batch: list[Step], session: str)
             store.append_step(session, step)
         return len(batch) / (time.perf_counter() - start)
     finally:
-        store.close()  # type: ignore[attr-defined]
+        store.close()
 
 
 def many_writers(open_store: Callable[[], Store], batch: list[Step], tag: str, n: int) -> float:
@@ -77,7 +77,7 @@ def many_writers(open_store: Callable[[], Store], batch: list[Step], tag: str, n
         barrier.wait()
         for step in batch:
             store.append_step(f"{tag}-{k}", step)
-        store.close()  # type: ignore[attr-defined]
+        store.close()
 
     threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
     for t in threads:

@@ -9,11 +9,12 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from benchmarks._fixtures import swe_trajectory
 from contextfold.cli import app
 from contextfold.core.meter import PRICE_TABLES, PROFILES
 from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.inspect import Setup, collect, export_site
-from tests._inspect_data import stored_session, swe_trajectory
+from tests._inspect_data import stored_session
 
 SETUP = Setup(PRICE_TABLES["default"], PROFILES["qwen3-8b"])
 

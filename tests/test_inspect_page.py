@@ -1,7 +1,7 @@
 """contextfold inspect in a real headless Chromium (Selenium): a stored session and a
 replayed SWE trajectory load; elisions and the cache break are shown where the data puts
 them; compare shows two strategies side by side; a screenshot is saved. Without Chromium,
-chromedriver or selenium these tests fail and say what to install (tests/_browser.py)."""
+chromedriver or selenium these tests fail and say what to install (benchmarks/_fixtures.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from benchmarks import _fixtures
+from benchmarks._fixtures import BrowserMissing, chrome, swe_trajectory, wait_ready
 from contextfold.core.meter import PRICE_TABLES, PROFILES
 from contextfold.inspect import Catalog, InspectServer, Setup, collect
-from tests import _browser
-from tests._browser import chrome, wait_ready
-from tests._inspect_data import stored_session, swe_trajectory
+from tests._inspect_data import stored_session
 
 SETUP = Setup(PRICE_TABLES["default"], PROFILES["qwen3-8b"])
 
@@ -131,7 +131,7 @@ def views_at(run: dict[str, Any], step: int) -> list[Any]:
 def test_without_chromium_the_tests_fail_and_say_what_to_install(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(_browser, "CHROMIUM", tmp_path / "no-chromium")
-    failing = pytest.raises(pytest.fail.Exception, match=r"no-chromium is missing; apt-get update")
+    monkeypatch.setattr(_fixtures, "CHROMIUM", tmp_path / "no-chromium")
+    failing = pytest.raises(BrowserMissing, match=r"no-chromium is missing; apt-get update")
     with failing, chrome():
         pass

@@ -13,6 +13,7 @@ import httpx
 import openai
 import pytest
 
+from contextfold.core.errors import StoreError
 from contextfold.core.store import SQLiteStore
 from contextfold.serve import ServeConfig
 from contextfold.serve.scripted import ScriptedServer, echo_reply
@@ -43,6 +44,8 @@ def test_non_streamed_round_trips_keep_one_session_and_send_the_view(tmp_path: P
         sent = up.requests[-1][1]["messages"]
         assert sent[0] == SYSTEM  # refold adds nothing before its first fold: the view is the chat
         assert [t["function"]["name"] for t in up.requests[-1][1]["tools"]] == ["restore"]
+    with pytest.raises(StoreError, match="is closed"):  # stopping the proxy closed its store
+        proxy.proxy.manager.store.list_sessions()
     sessions = stored(db)
     assert list(sessions.values()) == [canonical(messages[:-2])]  # all the client sent
     with SQLiteStore(db) as store:

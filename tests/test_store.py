@@ -17,6 +17,7 @@ from typing import Literal
 import pytest
 
 from contextfold.core.errors import StoreConflictError, StoreError
+from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step, make_step
 from contextfold.core.messages import (
     AssistantMessage,
@@ -35,6 +36,7 @@ from contextfold.core.store import (
     SQLiteStore,
 )
 from contextfold.core.tokens import ApproxCounter
+from contextfold.serve.buffered import BufferedStore
 
 WRITER = Path(__file__).with_name("_store_writer.py")
 COUNTER = ApproxCounter()
@@ -103,6 +105,19 @@ def make_steps() -> list[Step]:
 
 def test_every_store_satisfies_the_protocol(make_store: StoreFactory) -> None:
     assert isinstance(make_store(), Store)
+    assert isinstance(BufferedStore(make_store()), Store)
+
+
+def test_closing_a_buffered_store_drops_its_writes_and_leaves_the_store_open(
+    make_store: StoreFactory,
+) -> None:
+    inner = make_store()
+    buffer = BufferedStore(inner)
+    buffer.create_session("s", system=None, counter="c", meta={})
+    assert buffer.pending == 1
+    buffer.close()
+    buffer.commit()
+    assert inner.list_sessions() == []  # dropped, and the wrapped store still answers
 
 
 def test_roundtrip_through_history_open(make_store: StoreFactory) -> None:
@@ -323,13 +338,46 @@ def test_corrupt_row_names_file_and_step(tmp_path: Path) -> None:
     assert "session 's', step 1" in str(info.value)
 
 
-def test_closed_store_raises(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "x.db")
-    with store:
-        store.create_session("s", system=None, counter="c", meta={})
+def test_a_closed_store_refuses_every_call_and_reopening_gives_the_same_session(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "x.db"
+    steps = make_steps()
+    with SQLiteStore(path) as store:  # the context manager closes it
+        history = History(SYSTEM, counter=COUNTER, store=store, session_id="s", meta={"n": 1})
+        for step in steps[:3]:
+            history.append_step(step)
+        store.record_call("s", step=3, messages=history.messages(), usage={"prompt_tokens": 9})
+        before = store.load_session("s")
     store.close()  # idempotent
+    fold = FoldRecord("compact", "summary", 0, 2, 3, False, {"raw": "x"}, "too long")
+    calls: dict[str, Callable[[], object]] = {
+        "create_session": lambda: store.create_session("t", system=None, counter="c", meta={}),
+        "append_step": lambda: store.append_step("s", steps[3]),
+        "append_fold": lambda: store.append_fold("s", fold),
+        "record_call": lambda: store.record_call("s", step=3, messages=(), usage={}),
+        "load_session": lambda: store.load_session("s"),
+        "list_sessions": store.list_sessions,
+        "load_calls": lambda: store.load_calls("s"),
+    }
+    for name, call in calls.items():
+        try:
+            call()
+        except StoreError as exc:
+            assert f"the store {path} is closed" in str(exc), name
+        else:
+            pytest.fail(f"{name} on a closed store did not raise")
     with pytest.raises(StoreError, match="is closed"):
-        store.list_sessions()
+        history.append_step(steps[3])
+    assert len(history) == 3 and "[closed]" in repr(store)
+
+    with SQLiteStore(path) as reopened:
+        assert reopened.list_sessions() == ["s"]
+        assert reopened.load_session("s") == before
+        assert list(reopened.load_session("s").steps) == steps[:3]
+        assert [c["step"] for c in reopened.load_calls("s")] == [3]
+        History.open(reopened, "s", counter=COUNTER).append_step(steps[3])
+        assert len(reopened.load_session("s").steps) == 4
 
 
 def test_other_thread_is_store_error(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from contextfold.core.view import View, render_checked
 from contextfold.envs import FilesEnv
 from contextfold.models import ScriptedModel, tool_call
 from contextfold.strategies.folding import Folder
+from contextfold.strategies.folding.summarized import REFUSALS
 from contextfold.strategies.registry import build_strategy
 
 SUMMARY = '{"summary": "read a.py: x = 1; next: answer"}'
@@ -105,6 +106,7 @@ def test_a_rejected_fold_changes_nothing_and_is_counted(reply: str, reason: str)
     assert isinstance(s, Folding)
     (record,) = s.fold(history, 100)
     assert not record.accepted and reason in (record.reason or "")
+    assert record.reason is not None and record.reason.startswith(REFUSALS)  # declared
     assert history.folds == [record]
     assert render_checked(s, history, None).messages == before.messages
     meter = Meter()

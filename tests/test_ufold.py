@@ -15,9 +15,6 @@ from contextfold.core.history import History
 from contextfold.core.messages import (
     AssistantMessage,
     Message,
-    SystemMessage,
-    ToolCall,
-    ToolMessage,
     UserMessage,
 )
 from contextfold.core.store import SQLiteStore
@@ -26,7 +23,9 @@ from contextfold.models import ScriptedModel
 from contextfold.strategies.folding import Folder, FolderSource
 from contextfold.strategies.registry import build_strategy, needs_folder
 from contextfold.strategies.ufold import UfoldStrategy
+from contextfold.strategies.ufold.fold import REFUSALS
 from contextfold.strategies.ufold.log import numbered_log
+from tests._ufold_data import TASK, airline, call, noisy
 
 RESERVATION = (
     "reservation ABC123: flight HAT170 on 2024-05-15, economy\n"
@@ -34,7 +33,6 @@ RESERVATION = (
     "payment credit_card_4421486"
 )
 SEARCH = "HAT170 2024-05-20 09:00 price 189\nHAT171 2024-05-20 17:00 price 150"
-TASK = "Please move reservation ABC123 to 2024-05-20. I must stay under 300 dollars."
 
 
 class ScriptedFolder:
@@ -71,21 +69,15 @@ def ufold(spec: str, scripted: ScriptedFolder | None) -> UfoldStrategy:
     return built
 
 
-def call(i: int, name: str, args: dict[str, Any], output: str) -> tuple[Message, Message]:
-    tool_call = ToolCall(f"c{i}", name, json.dumps(args))
-    return AssistantMessage(None, tool_calls=(tool_call,)), ToolMessage(output, f"c{i}", name=name)
-
-
 def session(store: SQLiteStore | None = None) -> History:
-    history = History(
-        SystemMessage("You are an airline agent."), store=store, session_id="s1" if store else None
+    return airline(
+        call(1, "get_reservation", {"id": "ABC123"}, RESERVATION),
+        call(2, "search_flights", {"date": "2024-05-20"}, SEARCH),
+        [AssistantMessage("HAT170 at 09:00 costs 189. Shall I change it?")],
+        [UserMessage("Yes, please.")],
+        store=store,
+        session_id="s1",
     )
-    history.append(UserMessage(TASK))
-    history.append(*call(1, "get_reservation", {"id": "ABC123"}, RESERVATION))
-    history.append(*call(2, "search_flights", {"date": "2024-05-20"}, SEARCH))
-    history.append(AssistantMessage("HAT170 at 09:00 costs 189. Shall I change it?"))
-    history.append(UserMessage("Yes, please."))
-    return history
 
 
 def line_number(history: History, text: str, end: int) -> int:
@@ -195,6 +187,7 @@ def test_a_refused_fold_changes_nothing_and_waits_for_the_next_user_message() ->
     assert fold_render(s, history).messages == full.messages
     (record,) = history.folds
     assert not record.accepted and "invalid output after repair" in (record.reason or "")
+    assert record.reason is not None and record.reason.startswith(REFUSALS)  # declared
     assert record.output == {"raw": "{still bad"}  # what was refused is kept
     assert s.fold(history, None) == []  # tried once per user turn
     history.append(UserMessage("Hello?"))
@@ -257,22 +250,15 @@ def test_trigger_change_folds_only_when_the_folder_sees_a_new_intent() -> None:
         build_strategy("ufold folder=none trigger=change")
 
 
-NOISY = "\n".join(
-    [RESERVATION.replace("\n", " | ")]
-    + [
-        f'{{"reservation_id": "ZZ{i:04d}", "user_id": "other_{i}", "cabin": "economy"}}'
-        for i in range(30)
-    ]
-)
+NOISY = noisy(RESERVATION.replace("\n", " | "))
 
 
 def model_free_session() -> History:
-    history = History(SystemMessage("You are an airline agent."))
-    history.append(UserMessage(TASK))
-    history.append(*call(1, "get_reservation", {"id": "ABC123"}, NOISY))
-    history.append(AssistantMessage("Which date exactly?"))
-    history.append(UserMessage("The 20th of May, in the economy cabin."))
-    return history
+    return airline(
+        call(1, "get_reservation", {"id": "ABC123"}, NOISY),
+        [AssistantMessage("Which date exactly?")],
+        [UserMessage("The 20th of May, in the economy cabin.")],
+    )
 
 
 def test_model_free_keeps_the_dialogue_and_the_lines_that_match_it() -> None:

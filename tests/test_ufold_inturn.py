@@ -4,14 +4,12 @@ with ScriptedModel folders and the model-free variant."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from contextfold.core.history import History
 from contextfold.core.messages import (
     AssistantMessage,
     SystemMessage,
-    ToolCall,
     ToolMessage,
     UserMessage,
 )
@@ -21,14 +19,10 @@ from contextfold.models import ScriptedModel
 from contextfold.strategies.folding import Folder
 from contextfold.strategies.registry import build_strategy
 from contextfold.strategies.ufold import UfoldStrategy
+from tests._ufold_data import OTHERS, TASK, airline, call, noisy
 
-TASK = "Please move reservation ABC123 to 2024-05-20. I must stay under 300 dollars."
 REAL = '{"reservation_id": "ABC123", "flight": "HAT170", "payment": "credit_card_4421486"}'
-OTHERS = [
-    f'{{"reservation_id": "ZZ{i:04d}", "user_id": "other_{i}", "cabin": "economy"}}'
-    for i in range(30)
-]
-NOISY = "\n".join([REAL, *OTHERS])
+NOISY = noisy(REAL)
 
 
 def ufold(spec: str = "ufold folder=none") -> UfoldStrategy:
@@ -37,20 +31,8 @@ def ufold(spec: str = "ufold folder=none") -> UfoldStrategy:
     return built
 
 
-def call(
-    i: int, name: str, args: dict[str, str], output: str
-) -> tuple[AssistantMessage, ToolMessage]:
-    tool_call = ToolCall(f"c{i}", name, json.dumps(args))
-    return AssistantMessage(None, tool_calls=(tool_call,)), ToolMessage(output, f"c{i}", name=name)
-
-
 def session(store: SQLiteStore | None = None) -> History:
-    history = History(
-        SystemMessage("You are an airline agent."), store=store, session_id="s" if store else None
-    )
-    history.append(UserMessage(TASK))
-    history.append(*call(1, "get_reservation", {"id": "ABC123"}, NOISY))
-    return history
+    return airline(call(1, "get_reservation", {"id": "ABC123"}, NOISY), store=store)
 
 
 def sent(s: UfoldStrategy, history: History, budget: int | None = None) -> View:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,7 +23,7 @@ from contextfold.commands.common import (
 from contextfold.core.errors import ContextFoldError
 
 if TYPE_CHECKING:
-    from contextfold.core.protocols import Model
+    from contextfold.core.protocols import Model, Store
 
 __all__ = ["run"]
 
@@ -64,32 +65,33 @@ def run(
     from contextfold.strategies.folding import FolderSource
 
     check_args([strategy], json_out)
-    try:
-        sessions, session = _open_session(store, session, resume, env, task)
-        counter = resolve_counter("smollm2" if model == "local" else "approx")
+    with ExitStack() as opened:  # closes the store on every way out
+        try:
+            sessions, session = _open_session(opened, store, session, resume, env, task)
+            counter = resolve_counter("smollm2" if model == "local" else "approx")
 
-        def make() -> Model:
-            return make_model(model, base_url=base_url, threads=threads, env_spec=env)
+            def make() -> Model:
+                return make_model(model, base_url=base_url, threads=threads, env_spec=env)
 
-        folders = FolderSource(
-            default=folder, agent=make, agent_spec=model, base_url=base_url, threads=threads
-        )
-        result = run_live(
-            env,
-            task,
-            strategy,
-            make,
-            counter=counter,
-            max_steps=max_steps,
-            budget=budget,
-            store=sessions,
-            on_step=_print_step,
-            folders=folders,
-            session=session,
-            resume=resume is not None,
-        )
-    except ContextFoldError as exc:
-        fail(str(exc))
+            folders = FolderSource(
+                default=folder, agent=make, agent_spec=model, base_url=base_url, threads=threads
+            )
+            result = run_live(
+                env,
+                task,
+                strategy,
+                make,
+                counter=counter,
+                max_steps=max_steps,
+                budget=budget,
+                store=sessions,
+                on_step=_print_step,
+                folders=folders,
+                session=session,
+                resume=resume is not None,
+            )
+        except ContextFoldError as exc:
+            fail(str(exc))
     summary = result.summary()
     table = Table(title=f"{result.env} task {result.task}, strategy {strategy}, model {model}")
     table.add_column("measure", style="bold")
@@ -105,9 +107,15 @@ def run(
 
 
 def _open_session(
-    target: str | None, session: str | None, resume: str | None, env: str, task: str | None
-) -> tuple[Any, str]:
-    """The store (or None) and the session id to write: given, resumed or new."""
+    opened: ExitStack,
+    target: str | None,
+    session: str | None,
+    resume: str | None,
+    env: str,
+    task: str | None,
+) -> tuple[Store | None, str]:
+    """The store (or None; ``opened`` closes it) and the session id to write: given, resumed
+    or new."""
     from contextfold.bench.live import new_session_id
     from contextfold.core.store import display_store, open_store
 
@@ -115,7 +123,8 @@ def _open_session(
         fail("--resume ID needs --store (the file that holds the session) and no other --session")
     if target is None:
         return None, session or new_session_id(env, task)
-    store = open_store(target)
+    store: Store = open_store(target)
+    opened.callback(store.close)
     path = display_store(target)
     chosen = resume or session or new_session_id(env, task)
     known = store.list_sessions()

@@ -8,7 +8,8 @@
   budget, and counts the compactions it forced), :class:`Grounded` (checks what it keeps
   against the environment's files).
 - :class:`Store`: persists sessions (system message, metadata, steps, fold records) and the
-  call log. :class:`SharedStore`: a store other processes write to at the same time.
+  call log; ``close()`` releases its connection. :class:`SharedStore`: a store other
+  processes write to at the same time.
 - :class:`Model`, :class:`Environment`, :class:`UserSimulator`: live runs.
 """
 
@@ -182,6 +183,12 @@ class Store(Protocol):
 
     def load_calls(self, session_id: str) -> list[dict[str, Any]]:
         """The recorded calls in order: dicts with call, step, messages, usage, created_at."""
+        ...
+
+    def close(self) -> None:
+        """Release what the store holds (a database connection); idempotent. Whoever opens a
+        store closes it. A closed SQLite or PostgreSQL store raises StoreError on any further
+        call; a memory store has nothing to release and stays readable."""
         ...
 
 

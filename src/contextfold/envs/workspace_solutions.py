@@ -119,66 +119,66 @@ print("reorder tests passed")
 """
 
 
-def _call(n: int, name: str, **arguments: Any) -> Reply:
-    return tool_call(name, arguments, call_id=f"call_{n}")
+_Call = tuple[str, dict[str, Any]]
+"""One tool call of a solution: the tool's name and its arguments."""
 
 
-def _calls(*steps: tuple[str, dict[str, Any]]) -> list[Reply]:
-    return [_call(n, name, **args) for n, (name, args) in enumerate(steps)]
+def _solution(*steps: _Call, answer: str) -> list[Reply]:
+    """The agent's replies: one tool call per step (ids numbered in order), then the answer."""
+    calls = [tool_call(name, args, call_id=f"call_{n}") for n, (name, args) in enumerate(steps)]
+    return [*calls, answer]
 
 
-def _notes() -> list[tuple[str, dict[str, Any]]]:
+def _read(*paths: str) -> list[_Call]:
+    return [("read_file", {"path": path}) for path in paths]
+
+
+def _script(path: str, content: str, *, then_read: str | None = None) -> list[_Call]:
+    """Write the script, run it, and read back ``then_read`` (a file it wrote) when given."""
+    steps: list[_Call] = [("write_file", {"path": path, "content": content})]
+    steps.append(("run_python", {"path": path}))
+    return steps + (_read(then_read) if then_read else [])
+
+
+def _notes() -> list[_Call]:
     from contextfold.envs.workspace_data import meeting_notes
 
-    return [("read_file", {"path": path}) for path in sorted(meeting_notes()[0])]
+    return _read(*sorted(meeting_notes()[0]))
 
 
 _SALES_FINAL = _SALES_SCRIPT.replace(
     'doc.save("report.docx")',
     'doc.add_paragraph(f"Best region: {ranking[0]}")\ndoc.save("report.docx")',
 )
-_QUARTERS = [("read_file", {"path": f"data/sales-2025-q{q}.csv"}) for q in range(1, 5)]
+_QUARTERS = _read(*(f"data/sales-2025-q{q}.csv" for q in range(1, 5)))
+_NOTES = _notes()
 
 SOLUTIONS: dict[str, list[Reply]] = {
-    "sales-report": [
-        *_calls(
-            ("list_files", {}),
-            *_QUARTERS[:2],
-            ("write_file", {"path": "make_report.py", "content": _SALES_SCRIPT}),
-            ("run_python", {"path": "make_report.py"}),
-            ("read_file", {"path": "report.docx"}),
-            *_QUARTERS[2:],
-            ("write_file", {"path": "make_report.py", "content": _SALES_FINAL}),
-            ("run_python", {"path": "make_report.py"}),
-            ("read_file", {"path": "totals.xlsx"}),
-        ),
-        "Wrote report.docx (revenue per region, best region) and totals.xlsx (sheet Totals).",
-    ],
-    "meeting-deck": [
-        *_calls(
-            ("list_files", {}),
-            *_notes()[:3],
-            ("write_file", {"path": "make_deck.py", "content": _DECK_SCRIPT}),
-            ("run_python", {"path": "make_deck.py"}),
-            ("read_file", {"path": "decisions.pptx"}),
-            *_notes()[3:],
-        ),
-        "Wrote decisions.pptx: one slide per meeting in date order, checked against every note.",
-    ],
-    "reorder-code": [
-        *_calls(
-            ("list_files", {}),
-            ("read_file", {"path": "SPEC.md"}),
-            ("read_file", {"path": "inventory.csv"}),
-            ("write_file", {"path": "reorder.py", "content": _REORDER_MODULE}),
-            ("write_file", {"path": "test_reorder.py", "content": _TESTS_SCRIPT}),
-            ("run_python", {"path": "test_reorder.py"}),
-            ("write_file", {"path": "make_orders.py", "content": _ORDERS_SCRIPT}),
-            ("run_python", {"path": "make_orders.py"}),
-            ("read_file", {"path": "orders.xlsx"}),
-        ),
-        "Implemented reorder.py and wrote orders.xlsx (sheet Orders) from inventory.csv.",
-    ],
+    "sales-report": _solution(
+        ("list_files", {}),
+        *_QUARTERS[:2],
+        *_script("make_report.py", _SALES_SCRIPT, then_read="report.docx"),
+        *_QUARTERS[2:],
+        *_script("make_report.py", _SALES_FINAL, then_read="totals.xlsx"),
+        answer="Wrote report.docx (revenue per region, best region) and totals.xlsx (sheet "
+        "Totals).",
+    ),
+    "meeting-deck": _solution(
+        ("list_files", {}),
+        *_NOTES[:3],
+        *_script("make_deck.py", _DECK_SCRIPT, then_read="decisions.pptx"),
+        *_NOTES[3:],
+        answer="Wrote decisions.pptx: one slide per meeting in date order, checked against "
+        "every note.",
+    ),
+    "reorder-code": _solution(
+        ("list_files", {}),
+        *_read("SPEC.md", "inventory.csv"),
+        ("write_file", {"path": "reorder.py", "content": _REORDER_MODULE}),
+        *_script("test_reorder.py", _TESTS_SCRIPT),
+        *_script("make_orders.py", _ORDERS_SCRIPT, then_read="orders.xlsx"),
+        answer="Implemented reorder.py and wrote orders.xlsx (sheet Orders) from inventory.csv.",
+    ),
 }
 """Each task's scripted agent replies, in order; the last is the answer."""
 

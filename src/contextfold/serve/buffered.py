@@ -43,6 +43,10 @@ class BufferedStore:
         """Forget everything buffered."""
         self._pending = []
 
+    def close(self) -> None:
+        """Forget everything buffered; the wrapped store stays open (its opener closes it)."""
+        self.discard()
+
     def create_session(
         self,
         session_id: str,

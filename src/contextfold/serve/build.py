@@ -26,18 +26,16 @@ def build_proxy(config: ServeConfig) -> Proxy:
     if is_postgres_url(config.store):
         PostgresStore(str(config.store)).close()  # unreachable or foreign: fails now, clearly
 
-    def open_sessions() -> tuple[SessionManager, Callable[[], None]]:
+    def open_sessions() -> SessionManager:
         store: Store
         if config.store is None:
-            store, close = MemoryStore(), (lambda: None)
+            store = MemoryStore()
         elif is_postgres_url(config.store):
-            shared = PostgresStore(str(config.store))
-            store, close = shared, shared.close
+            store = PostgresStore(str(config.store))
         else:
             open_private(Path(config.store))
-            sqlite = SQLiteStore(config.store, synchronous="FULL" if config.fsync else "NORMAL")
-            store, close = sqlite, sqlite.close
-        return SessionManager(store, make_strategy, counter, budget=config.budget), close
+            store = SQLiteStore(config.store, synchronous="FULL" if config.fsync else "NORMAL")
+        return SessionManager(store, make_strategy, counter, budget=config.budget)
 
     return Proxy(config, make_upstream(config), open_sessions)
 

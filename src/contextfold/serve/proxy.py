@@ -34,7 +34,7 @@ class Proxy:
         self,
         config: ServeConfig,
         upstream: Upstream,
-        open_sessions: Callable[[], tuple[SessionManager, Callable[[], None]]],
+        open_sessions: Callable[[], SessionManager],
     ) -> None:
         self.config = config
         self.upstream = upstream
@@ -42,16 +42,17 @@ class Proxy:
         self.thread = SessionThread()
         self._open = open_sessions
         self.sessions: SessionManager | None = None
-        self._close_store: Callable[[], None] = lambda: None
 
     def start(self) -> None:
         """Open the store and index its sessions, on the session thread."""
-        self.sessions, self._close_store = self.thread.call(self._open)
+        self.sessions = self.thread.call(self._open)
         self.thread.call(self.sessions.load)
 
     async def stop(self) -> None:
+        """Close the upstream, then the store (on the session thread, which opened it)."""
         await self.upstream.aclose()
-        self.thread.call(self._close_store)
+        if self.sessions is not None:
+            self.thread.call(self.sessions.store.close)
         self.thread.close()
 
     @property

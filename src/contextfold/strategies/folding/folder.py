@@ -31,13 +31,21 @@ from contextfold.core.protocols import Completion, Model, Usage
 from contextfold.core.tokens import ApproxCounter, TokenCounter
 from contextfold.strategies.folding.cache import CachedReply, FoldCache
 
-__all__ = ["Answer", "Folder"]
+__all__ = ["ASK_REFUSALS", "FOLDER_ERROR", "INVALID_OUTPUT", "Answer", "Folder"]
 
 M = TypeVar("M", bound=BaseModel)
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 _OVERHEAD = 64
 """Tokens kept free for the chat template around the instruction and the input."""
+
+FOLDER_ERROR = "folder error: "
+"""How :attr:`Answer.reason` begins when the folder model raised."""
+INVALID_OUTPUT = "invalid output"
+"""How :attr:`Answer.reason` begins when the reply did not parse or validate, repaired or not
+(``invalid output: ...``, ``invalid output after repair: ...``)."""
+ASK_REFUSALS = (FOLDER_ERROR, INVALID_OUTPUT)
+"""How every reason :meth:`Folder.ask` gives begins."""
 
 
 @dataclass(slots=True)
@@ -79,7 +87,7 @@ class Folder:
             try:
                 completion, call = self._call(messages, json_schema, max_tokens)
             except Exception as exc:  # a folder that fails is a rejected fold, never a crash
-                answer.reason = f"folder error: {type(exc).__name__}: {exc}"
+                answer.reason = f"{FOLDER_ERROR}{type(exc).__name__}: {exc}"
                 return answer
             answer.calls.append(call)
             answer.raw = completion.message.content or ""
@@ -87,7 +95,7 @@ class Folder:
             if answer.value is not None:
                 answer.reason = None
                 return answer
-            answer.reason = f"invalid output{' after repair' if attempt else ''}: {problem}"
+            answer.reason = f"{INVALID_OUTPUT}{' after repair' if attempt else ''}: {problem}"
             messages += [AssistantMessage(answer.raw or "(empty)"), UserMessage(_repair(problem))]
         return answer
 

@@ -30,15 +30,20 @@ from contextfold.core.folds import FoldCall, FoldRecord
 from contextfold.core.history import History, Step
 from contextfold.core.messages import UserMessage
 from contextfold.core.view import View
-from contextfold.strategies.folding.folder import Folder
+from contextfold.strategies.folding.folder import ASK_REFUSALS, Folder
 from contextfold.strategies.folding.source import FolderConfig
 from contextfold.strategies.folding.steps import step_text
 from contextfold.strategies.folding.view import folded_view
 from contextfold.strategies.restore import RESTORE_TOOL, call_restore
 
-__all__ = ["Plan", "SummarizingConfig", "SummarizingStrategy", "SummaryOutput"]
+__all__ = ["REFUSALS", "Plan", "SummarizingConfig", "SummarizingStrategy", "SummaryOutput"]
 
 _MAX_BACKOFF = 6
+NO_ROOM = "the previous summary leaves no room in the folder's context"
+EMPTY = "the summary is empty"
+NOT_SHORTER = "the summary is not shorter than what it replaces"
+REFUSALS = (*ASK_REFUSALS, NO_ROOM, EMPTY, NOT_SHORTER)
+"""How the reason of every fold these strategies refuse begins."""
 
 
 class SummaryOutput(BaseModel):
@@ -148,7 +153,7 @@ class SummarizingStrategy:
         limit = self.config.max_output
         room = self.folder.room(self.instruction, max_tokens=limit, reserved=previous)
         if room < 256:
-            return previous, [], "the previous summary leaves no room in the folder's context"
+            return previous, [], NO_ROOM
         calls: list[FoldCall] = []
         text = previous
         for chunk in self.folder.chunks([step_text(s) for s in steps], room):
@@ -169,12 +174,12 @@ class SummarizingStrategy:
     def validate(self, text: str, steps: list[Step], previous: str) -> str | None:
         """Why the new summary cannot be used, or None."""
         if not text.strip():
-            return "the summary is empty"
+            return EMPTY
         replaced = (
             sum(s.total_tokens for s in steps) + self.folder.counter.count_batch([previous])[0]
         )
         if self.folder.counter.count_batch([text])[0] >= replaced:
-            return "the summary is not shorter than what it replaces"
+            return NOT_SHORTER
         return None
 
     # -- compaction on demand --------------------------------------------------------------

@@ -16,14 +16,20 @@ from typing import Any
 from contextfold.core.folds import FoldCall
 from contextfold.core.history import History, Step
 from contextfold.core.messages import AssistantMessage
-from contextfold.strategies.folding.folder import Folder
+from contextfold.strategies.folding.folder import ASK_REFUSALS, Folder
 from contextfold.strategies.ufold.log import Piece, check_block, numbered_log
 from contextfold.strategies.ufold.prompts import EXTRACT, INTENT, SUMMARIZE
 from contextfold.strategies.ufold.schemas import ExtractAnswer, IntentAnswer, SummaryAnswer
 
-__all__ = ["Extraction", "NoRoom", "Notes", "TurnFolder", "notes_from", "notes_text"]
+__all__ = ["REFUSALS", "Extraction", "NoRoom", "Notes", "TurnFolder", "notes_from", "notes_text"]
 
 _MIN_ROOM = 256
+EMPTY = "the summary is empty"
+NO_ROOM = "the folder's context has no room left"
+UNANSWERED = ("no summary", "no extraction", "no answer")
+"""The reasons of a failed ask that gave none (:meth:`Folder.ask` always gives one)."""
+REFUSALS = (*ASK_REFUSALS, EMPTY, NO_ROOM, *UNANSWERED)
+"""How the reason of every refused ufold record (a turn, or an intent check) begins."""
 
 
 class NoRoom(Exception):
@@ -78,10 +84,10 @@ class TurnFolder:
             self.calls += answer.calls
             if answer.value is None:
                 self.raw = answer.raw
-                return answer.reason or "no summary"
+                return answer.reason or UNANSWERED[0]
             notes.summary = answer.value.summary.strip()
             notes.todo = [item.model_dump() for item in answer.value.todo]
-        return None if notes.summary else "the summary is empty"
+        return None if notes.summary else EMPTY
 
     def extract(self, history: History, conversation: str, cut: int) -> Extraction | str:
         """The checked pieces of the observations before ``cut``, or why it failed."""
@@ -95,7 +101,7 @@ class TurnFolder:
             self.calls += answer.calls
             if answer.value is None:
                 self.raw = answer.raw
-                return answer.reason or "no extraction"
+                return answer.reason or UNANSWERED[1]
             for block in answer.value.blocks:
                 checked = check_block(block, lines)
                 found.pieces += checked.pieces
@@ -112,13 +118,13 @@ class TurnFolder:
         self.calls += answer.calls
         if answer.value is None:
             self.raw = answer.raw
-            return answer.reason or "no answer"
+            return answer.reason or UNANSWERED[2]
         return answer.value.changed
 
     def _chunks(self, instruction: str, blocks: Sequence[str], reserved: str) -> list[str]:
         room = self.folder.room(instruction, max_tokens=self.max_output, reserved=reserved)
         if room < _MIN_ROOM:
-            raise NoRoom(f"the folder's context ({self.folder.context_tokens}) has no room left")
+            raise NoRoom(f"{NO_ROOM} ({self.folder.context_tokens} tokens)")
         return self.folder.chunks(blocks, room) if blocks else [""]
 
     def turn_text(self, step: Step) -> str:
