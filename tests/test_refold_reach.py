@@ -96,8 +96,10 @@ def lookups(*, reach_back: bool, calls: int = 24) -> History:
     return build(steps)
 
 
-def views(history: History) -> tuple[RefoldStrategy, list[View]]:
-    refold, out = RefoldStrategy(), []
+def views(
+    history: History, refold: RefoldStrategy | None = None
+) -> tuple[RefoldStrategy, list[View]]:
+    refold, out = refold or RefoldStrategy(), []
     replayed = History(history.system, counter=history.counter)
     for step in history:
         if step.kind == "assistant":

@@ -31,6 +31,7 @@ from contextfold.core.protocols import (
     Compacting,
     Environment,
     Folding,
+    Learning,
     Model,
     Strategy,
     ToolProvider,
@@ -91,7 +92,15 @@ class Agent:
         """Run until the agent answers (and no user goes on), the user stops, or the step cap.
 
         ``greeting`` opens with an agent message (tau2's agents greet first); without a
-        ``task`` the simulated user speaks first."""
+        ``task`` the simulated user speaks first. However it stops, a strategy that learns
+        across sessions (:class:`~contextfold.core.protocols.Learning`) hears it ended."""
+        try:
+            return self._run(task, greeting)
+        finally:
+            if isinstance(self.strategy, Learning):
+                self.strategy.end(self.history)
+
+    def _run(self, task: str | None, greeting: str | None) -> AgentResult:
         if greeting is not None:
             self._append(AssistantMessage(greeting))
         if task is None and self.user is not None:

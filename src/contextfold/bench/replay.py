@@ -24,10 +24,11 @@ from contextfold.bench.availability import ARGS_KEYS, ArgIndex, ArgTally, args_s
 from contextfold.bench.cluster import FolderChoice, RaySweep
 from contextfold.bench.hindsight import Hindsight
 from contextfold.core.errors import ContextFoldError, ImportFormatError
+from contextfold.core.experience import Experience
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
 from contextfold.core.meter import FOLD_KEYS, Meter, ModelProfile, PriceTable
-from contextfold.core.protocols import Folding, Strategy
+from contextfold.core.protocols import Folding, Learning, Strategy
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View, render_checked
 from contextfold.importers.base import Trajectory
@@ -130,6 +131,7 @@ def replay(
     hindsight: bool = False,
     sweep: RaySweep | None = None,
     folder_choice: FolderChoice | None = None,
+    learn: bool = False,
 ) -> ReplayResult:
     """Replay every trajectory through every strategy. Malformed input is skipped and counted.
 
@@ -137,15 +139,21 @@ def replay(
     each fold as it is made (for a progress display). With ``hindsight``, a last row
     ``hindsight`` holds :mod:`~contextfold.bench.hindsight`'s bound. With a ``sweep``, each
     trajectory is a Ray task whose workers build their folders from ``folder_choice`` (none
-    given: no folder model); the results are those of the loop, in the same order."""
+    given: no folder model); the results are those of the loop, in the same order. With
+    ``learn``, each strategy that learns across sessions shares one
+    :class:`~contextfold.core.experience.Experience` over the trajectories, in order (not with
+    a sweep: parallel trajectories cannot learn from each other in order)."""
     labels = [spec_label(s) for s in specs] + (["hindsight"] if hindsight else [])
     if len(set(labels)) != len(labels):
         raise ContextFoldError(f"strategies repeat a label: {labels}")
     folders = folders or FolderSource()
+    if learn and sweep is not None:
+        raise ContextFoldError("learning across sessions replays them in order: not with a sweep")
     for spec in specs:
         build_strategy(spec, folders=folders)  # fail fast on a bad spec, before any work
     specs = [*specs, *([HINDSIGHT] if hindsight else [])]
-    setup = _Setup(counter, profile, prices, budget, folders, on_fold)
+    learned = {label: Experience() for label in labels} if learn else {}
+    setup = _Setup(counter, profile, prices, budget, folders, on_fold, learned)
     result = ReplayResult({label: StrategyResult(label) for label in labels})
     if sweep is not None:
         _sweep(list(items), specs, labels, result, setup, sweep, folder_choice, on_trajectory)
@@ -168,6 +176,8 @@ class _Setup:
     budget: int | None
     folders: FolderSource
     on_fold: Callable[[FoldRecord], None] | None
+    learned: Mapping[str, Experience] = field(default_factory=dict)
+    """Each label's experience, when the replay learns across sessions."""
 
 
 def _replay_trajectory(
@@ -196,6 +206,8 @@ def _replay_trajectory(
                 if spec == HINDSIGHT  # equal, not identical: a Ray worker gets a copy
                 else build_strategy(spec, folders=setup.folders)
             )
+            if label in setup.learned and isinstance(strategy, Learning):
+                strategy.share(setup.learned[label])
             replay_one(
                 traj,
                 steps,
@@ -306,6 +318,8 @@ def replay_one(
                 check(step.index, view)
         history.append_step(step)
         strategy.observe(step, history)
+    if isinstance(strategy, Learning):
+        strategy.end(history)
     return history
 
 

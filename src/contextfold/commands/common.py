@@ -20,6 +20,7 @@ __all__ = [
     "BudgetOpt",
     "FoldCacheOpt",
     "FolderOpt",
+    "LearnOpt",
     "NoFoldCacheOpt",
     "PricesOpt",
     "ProfileOpt",
@@ -113,6 +114,15 @@ RayOpt = Annotated[
         help="Fan the work out as Ray tasks: on the cluster at ADDRESS (host:6379, "
         "ray://host:10001, auto), or on a local cluster with --ray alone (or --ray local).",
         metavar="[ADDRESS]",
+    ),
+]
+
+LearnOpt = Annotated[
+    bool,
+    typer.Option(
+        "--learn",
+        help="Strategies that bet on the calls to come (refold, carryon, ufold) learn from the "
+        "sessions that ended before: one experience per strategy, sessions in order.",
     ),
 ]
 

@@ -17,6 +17,7 @@ from contextfold.commands.common import (
     BudgetOpt,
     FoldCacheOpt,
     FolderOpt,
+    LearnOpt,
     NoFoldCacheOpt,
     PricesOpt,
     ProfileOpt,
@@ -61,6 +62,7 @@ def replay(
         bool, typer.Option("--hindsight", help="Add the hindsight bound (see the README).")
     ] = False,
     threads: ThreadsOpt = 2,
+    learn: LearnOpt = False,
     ray: RayOpt = None,
     workers: Annotated[
         int | None,
@@ -75,8 +77,10 @@ def replay(
         fail(f"--limit must be at least 1, got {limit}")
     if workers is not None and ray is None:
         fail("--workers needs --ray (replay runs in one process otherwise)")
+    if learn and ray is not None:
+        fail("--learn replays the sessions in order, in one process: not with --ray")
     check_args(strategy, json_out)
-    options = _ReplayOptions(budget, tokenizer, prices, limit, hindsight, ray, workers)
+    options = _ReplayOptions(budget, tokenizer, prices, limit, hindsight, ray, workers, learn)
     choice = _choice(folder, base_url, fold_cache, no_fold_cache, threads)
     try:
         folders = choice.source()
@@ -92,7 +96,7 @@ def demo(
     """Replay the sample trajectories that ship with contextfold through the main strategies."""
     sample = Path(str(resources.files("contextfold") / "data"))
     _demo_intro()
-    options = _ReplayOptions(None, None, "default", None, False, None, None)
+    options = _ReplayOptions(None, None, "default", None, False, None, None, False)
     # a -s compact works offline, for free
     folders = _choice("scripted", None, None, True, 2).source()
     _run_replay([sample], strategy or DEMO_STRATEGIES, model_profile, None, options, folders)
@@ -123,6 +127,7 @@ class _ReplayOptions:
     hindsight: bool
     ray: str | None
     workers: int | None
+    learn: bool
 
 
 def _choice(
@@ -197,6 +202,7 @@ def _run_replay(
                 hindsight=options.hindsight,
                 sweep=sweep,
                 folder_choice=choice,
+                learn=options.learn,
             )
         wall = time.perf_counter() - start
     except ContextFoldError as exc:
@@ -206,6 +212,8 @@ def _run_replay(
     title = f"replay: {read}, profile {profile.name}, tokenizer {counter.name}"
     console.print(replay_table(result, title=title, width=console.width))
     console.print(f"wall time {wall:.2f} s (reading, counting, folding, rendering, metering)")
+    if options.learn:
+        console.print("--learn: each trajectory's strategies learned from those before it")
     for label, res in result.strategies.items():
         print_skipped(res.errors, 5, f"skipped ({label})")
     print_skipped(result.import_errors, 10, "skipped")

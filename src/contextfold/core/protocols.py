@@ -6,7 +6,8 @@
   :class:`ToolProvider` (tools of its own, e.g. ``restore``), :class:`Folding` (folds with a
   model, outside ``render``), :class:`Compacting` (shrinks on demand when a view is over the
   budget, and counts the compactions it forced), :class:`Grounded` (checks what it keeps
-  against the environment's files).
+  against the environment's files), :class:`Learning` (learns across the sessions of one
+  workload from an :class:`~contextfold.core.experience.Experience`).
 - :class:`Store`: persists sessions (system message, metadata, steps, fold records) and the
   call log; ``close()`` releases its connection. :class:`SharedStore`: a store other
   processes write to at the same time.
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage
 
 if TYPE_CHECKING:
+    from contextfold.core.experience import Experience
     from contextfold.core.folds import FoldRecord
     from contextfold.core.history import History, Step
     from contextfold.core.view import View
@@ -33,6 +35,7 @@ __all__ = [
     "Environment",
     "Folding",
     "Grounded",
+    "Learning",
     "Model",
     "SessionRecord",
     "SharedStore",
@@ -123,6 +126,24 @@ class Grounded(Protocol):
     """
 
     def ground_in(self, root: Path) -> None: ...
+
+
+@runtime_checkable
+class Learning(Protocol):
+    """A strategy that learns across sessions (how long they run, how often the agent
+    reaches back, how often folds commit: :mod:`contextfold.core.experience`).
+
+    The harness (``--learn``) or the user gives every session's strategy the same
+    :class:`~contextfold.core.experience.Experience` with :meth:`share` before its first
+    step; the loop and replay call :meth:`end` once the session is over, and the strategy
+    adds what the session showed. Without :meth:`share` it learns nothing across sessions.
+    """
+
+    def share(self, experience: Experience) -> None: ...
+
+    def end(self, history: History) -> None:
+        """The session is over: add it to the shared experience (once; no-op unshared)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

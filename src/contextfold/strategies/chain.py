@@ -6,9 +6,10 @@ such as ``"mask keep=5"``, a dict, a dotted path). Every member must rewrite a v
 ``apply``, as every :class:`~contextfold.strategies.transform.TransformStrategy` does). The
 chain renders the full view and hands it to each member's ``apply`` in order, so each one sees
 what the previous left; elisions accumulate. ``observe``, ``fold`` and ``compact`` reach every
-member that has them, ``forced_compactions`` sums theirs, and the tools of members that offer
-some (``recall``, ``restore``) are the chain's tools, routed back to their owners (members may
-share ``restore``). The default chain is clip, then mask.
+member that has them (``share`` and ``end`` the first that learns across sessions),
+``forced_compactions`` sums theirs, and the tools of members that offer some (``recall``,
+``restore``) are the chain's tools, routed back to their owners (members may share
+``restore``). The default chain is clip, then mask.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import Field
 
 from contextfold.core.errors import ConfigError
+from contextfold.core.experience import Experience
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
-from contextfold.core.protocols import Compacting, Folding, ToolProvider
+from contextfold.core.protocols import Compacting, Folding, Learning, ToolProvider
 from contextfold.core.view import View
 from contextfold.strategies.base import StrategyConfig
 from contextfold.strategies.transform import TransformStrategy
@@ -101,6 +103,21 @@ class ChainStrategy(TransformStrategy):
     def fold(self, history: History, budget: int | None) -> list[FoldRecord]:
         """The folds of the members that fold with a model, in member order."""
         return [r for m in self.members if isinstance(m, Folding) for r in m.fold(history, budget)]
+
+    def share(self, experience: Experience) -> None:
+        """The first member that learns across sessions learns from the chain's experience
+        (one experience counts each session once; later learners learn nothing)."""
+        learner = self._learner()
+        if learner is not None:
+            learner.share(experience)
+
+    def end(self, history: History) -> None:
+        learner = self._learner()
+        if learner is not None:
+            learner.end(history)
+
+    def _learner(self) -> Learning | None:
+        return next((m for m in self.members if isinstance(m, Learning)), None)
 
     def compact(self, history: History, budget: int) -> bool:
         """Ask every member that can compact; True if any will shrink the view."""

@@ -20,7 +20,7 @@ from rich.table import Table
 from contextfold.bench.args import check_specs, check_writable
 from contextfold.bench.output import save_json
 from contextfold.bench.report import WIDE, WIDE_FOLDED, progress_bar
-from contextfold.commands.common import RayOpt
+from contextfold.commands.common import LearnOpt, RayOpt
 from contextfold.core.errors import ContextFoldError
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ def sufficiency(
         int, typer.Option(min=1, help="Processes, or Ray tasks at once (tasks run in parallel).")
     ] = 2,
     ray: RayOpt = None,
+    learn: LearnOpt = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the rows here.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Draw context tokens per step (PNG).")] = None,
     folder: Annotated[
@@ -82,7 +83,13 @@ def sufficiency(
         check_specs(strategy)
         check_writable(json_out)
         check_writable(plot, option="--plot")
-        results, wall = _run(domain, settings, task, tasks, workers, choice, ray)
+        if learn and ray:
+            raise ContextFoldError(
+                "--learn runs the tasks in order, in one process: not with --ray"
+            )
+        results, wall = _run(
+            domain, settings, task, tasks, 1 if learn else workers, choice, ray, learn
+        )
         if plot is not None:
             from contextfold.bench.sufficiency.plot import plot_context
 
@@ -111,6 +118,7 @@ def _run(
     workers: int,
     folder: FolderChoice,
     ray: str | None = None,
+    learn: bool = False,
 ) -> tuple[list[RunResult], float]:
     """Run the matrix over the domain's scorable tasks with a progress bar; results and wall
     time in seconds."""
@@ -124,6 +132,7 @@ def _run(
         f"{domain}: {len(scorable)} of {len(list_tasks(domain))} tasks are scored without a "
         f"model; running {len(ids)} x {len(settings)} settings on {workers} "
         + (f"Ray tasks at once (cluster {ray})" if ray else "processes")
+        + (", learning across tasks in order" if learn else "")
     )
     start = time.perf_counter()
     with ExitStack() as stack:
@@ -138,6 +147,7 @@ def _run(
             on_task=lambda _: progress.advance(bar),
             folder=folder,
             sweep=sweep,
+            learn=learn,
         )
     return results, time.perf_counter() - start
 

@@ -21,7 +21,7 @@ tokens``: the largest prompt of a session; ``cost_usd``: its cost under the defa
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -33,10 +33,12 @@ from contextfold.bench.sufficiency.oracle import Oracle
 from contextfold.bench.sufficiency.plan import build_plan
 from contextfold.bench.sufficiency.session import SessionEnv, TaskEnvs
 from contextfold.bench.sufficiency.user import ScriptedUser
-from contextfold.core.errors import ContextBudgetError
+from contextfold.core.errors import ContextBudgetError, ContextFoldError
+from contextfold.core.experience import Experience
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
 from contextfold.core.meter import FOLD_KEYS, Meter
+from contextfold.core.protocols import Learning
 from contextfold.envs.tau2 import Tau2Env
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy
@@ -129,9 +131,12 @@ class TaskRunner:
         *,
         folders: FolderSource | None = None,
         on_run: Callable[[RunResult, Meter], None] | None = None,
+        learned: Mapping[Setting, Experience] | None = None,
     ) -> None:
         self.domain, self.task_id = domain, str(task_id)
         self.folders = folders or FolderSource()
+        self.learned = learned or {}
+        """Each setting's experience, when the strategies learn across tasks."""
         self.on_run = on_run
         """Hears of each run with its result and the agent's meter (its call records: what
         pricing the run under another table needs)."""
@@ -147,9 +152,12 @@ class TaskRunner:
         oracle, user = Oracle(plan), ScriptedUser(plan, session)
         noisy = NoisyEnv(session, plan) if setting.noisy else None
         history = History(SystemMessage(self.envs.live.system_prompt()))
+        strategy = build_strategy(setting.strategy, folders=self.folders)
+        if setting in self.learned and isinstance(strategy, Learning):
+            strategy.share(self.learned[setting])
         agent = Agent(
             oracle,
-            build_strategy(setting.strategy, folders=self.folders),
+            strategy,
             noisy or session,
             history=history,
             user=user,
@@ -263,10 +271,15 @@ def run_one(
 
 
 def run_task(
-    domain: str, task_id: str, settings: Sequence[Setting], folder: FolderChoice | None = None
+    domain: str,
+    task_id: str,
+    settings: Sequence[Setting],
+    folder: FolderChoice | None = None,
+    learned: Mapping[Setting, Experience] | None = None,
 ) -> list[RunResult]:
     """Every setting on one task (one job of :func:`run_matrix`)."""
-    runner = TaskRunner(domain, task_id, folders=(folder or FolderChoice()).source())
+    source = (folder or FolderChoice()).source()
+    runner = TaskRunner(domain, task_id, folders=source, learned=learned)
     return [runner.run(s) for s in settings]
 
 
@@ -286,9 +299,13 @@ def run_matrix(
     on_task: Callable[[str], None] | None = None,
     folder: FolderChoice | None = None,
     sweep: RaySweep | None = None,
+    learn: bool = False,
 ) -> list[RunResult]:
     """Every setting on every task; ``workers`` > 1 runs tasks in that many processes, a
-    ``sweep`` runs each task as a Ray task (results in the same order either way)."""
+    ``sweep`` runs each task as a Ray task (results in the same order either way). With
+    ``learn``, each setting's strategies learn from the tasks before (in order, one process)."""
+    if learn and (workers > 1 or sweep is not None):
+        raise ContextFoldError("learning across tasks runs them in order in one process")
     folder = folder or FolderChoice()
     for setting in settings:  # a bad spec, or a missing folder, fails before any work
         build_strategy(setting.strategy, folders=FolderSource(default=folder.default))
@@ -299,8 +316,9 @@ def run_matrix(
         parts = sweep.map(_run_task_last, [(t,) for t in task_ids], shared=shared, on_done=done)
         return [r for part in parts for r in part]
     if workers <= 1:
+        learned = {s: Experience() for s in settings} if learn else None
         for task_id in task_ids:
-            results += run_task(domain, task_id, settings, folder)
+            results += run_task(domain, task_id, settings, folder, learned)
             if on_task is not None:
                 on_task(task_id)
         return results

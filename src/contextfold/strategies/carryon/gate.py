@@ -7,8 +7,10 @@ best fold (the whole live tail retired, the new context message no longer than t
 with refold's :class:`~contextfold.strategies.refold.cost.CostRule` (calls still to come
 estimated from the session, the chance of one restore afterwards from the restores so far),
 weighted by the chance that an asked fold commits (Laplace's rule over this session's asked
-folds: (commits + 1) / (asked + 2)): a refused fold costs the folder's calls and saves
-nothing, so a folder that keeps being refused is asked less. When the fold is not expected to
+folds: (commits + 1) / (asked + 2), or from the rate of the workload's ended sessions when
+the strategy learns across sessions: :mod:`contextfold.core.experience`): a refused fold
+costs the folder's calls and saves nothing, so a folder that keeps being refused is asked
+less. When the fold is not expected to
 pay, the folder is not asked and a record says so. A view over the
 budget is always folded. ``gate=none`` asks the folder whenever the trigger fires (the paper).
 """
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from contextfold.core.experience import Experience
+from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History
 from contextfold.core.view import View
 from contextfold.strategies.carryon.prompts import COMPILER, TRACKER
@@ -26,7 +30,7 @@ from contextfold.strategies.folding.view import first_user
 from contextfold.strategies.refold.cost import CostRule
 from contextfold.strategies.restore import calls_made, restore_calls
 
-__all__ = ["Gate"]
+__all__ = ["Gate", "asked_folds"]
 
 _REPLY = 256
 """Tokens each folder stage is expected to write at least (priced as output)."""
@@ -39,6 +43,8 @@ class Gate:
     digest_tokens: int
     tracker_tokens: int
     compiler_tokens: int
+    experience: Experience | None = None
+    """Ended sessions of the workload (their commit rate is the prior), if learning."""
 
     def weigh(self, history: History, view: View, cut: int, end: int) -> dict[str, int | bool]:
         """The best fold's figures (tokens retired, cache rewritten, folder tokens) and
@@ -47,9 +53,10 @@ class Gate:
         retired = sum(history[i].total_tokens for i in range(cut, end) if i not in keep)
         rewritten = view.total_tokens - _prefix(view, first_user(history))
         asked = self.asked(history, cut, end)
-        mine = [r for r in history.folds if r.strategy == view.strategy and r.calls]
+        mine = asked_folds(history, view.strategy)
         commits = sum(r.accepted for r in mine)
-        chance = (commits + 1) / (len(mine) + 2)  # that an asked fold commits
+        a, b = self.experience.commit_prior() if self.experience else (1.0, 2.0)
+        chance = (commits + a) / (len(mine) + b)  # that an asked fold commits
         pays = self.rule.pays(
             rewritten=round(rewritten * chance),  # the cache is rewritten only on a commit
             saving=round(retired * chance),
@@ -78,6 +85,11 @@ class Gate:
             sent += context - limit - room + min(tail, room)  # instruction + what fits
         prices = self.rule.prices
         return sent + round(2 * _REPLY * prices.output / prices.cache_write)
+
+
+def asked_folds(history: History, strategy: str) -> list[FoldRecord]:
+    """The folds ``strategy`` asked the folder for (refusals at the gate made no call)."""
+    return [r for r in history.folds if r.strategy == strategy and r.calls]
 
 
 def _prefix(view: View, task: int | None) -> int:

@@ -34,18 +34,20 @@ external objects compile marked "unverified" unless ``ungrounded=refuse``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
 from contextfold.core.errors import ConfigError
+from contextfold.core.experience import Experience
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
 from contextfold.core.messages import UserMessage
 from contextfold.core.meter import PRICE_TABLES
 from contextfold.core.view import View
-from contextfold.strategies.carryon.gate import Gate
+from contextfold.strategies.carryon.gate import Gate, asked_folds
 from contextfold.strategies.carryon.grounder import Grounder
 from contextfold.strategies.carryon.pipeline import Pipeline, Switches
 from contextfold.strategies.carryon.state import CarryState, last_commit, parse_state
@@ -55,7 +57,7 @@ from contextfold.strategies.folding.source import FolderConfig
 from contextfold.strategies.folding.steps import estimate_tokens
 from contextfold.strategies.folding.view import folded_view
 from contextfold.strategies.refold.cost import CostRule
-from contextfold.strategies.restore import RESTORE_TOOL, call_restore
+from contextfold.strategies.restore import RESTORE_TOOL, call_restore, calls_made
 
 __all__ = ["CarryOnConfig", "CarryOnStrategy"]
 
@@ -114,6 +116,8 @@ class CarryOnStrategy:
         # the last commit parsed, and its context message: render runs before every model
         # call, and the state only changes when a fold commits
         self._parsed: tuple[FoldRecord, CarryState, UserMessage] | None = None
+        self._experience: Experience | None = None
+        self._ended: History | None = None
 
     def state(self, history: History) -> tuple[CarryState, int]:
         """The committed state and the folds refused since it was committed."""
@@ -137,6 +141,21 @@ class CarryOnStrategy:
 
     def observe(self, step: Step, history: History) -> None:
         """Nothing to do: what is due is decided in :meth:`fold`, from the history."""
+
+    def share(self, experience: Experience) -> None:
+        """The gate learns the calls to come and the commit rate from ended sessions."""
+        self._experience = experience
+        if self.gate is not None:
+            rule = replace(self.gate.rule, experience=experience)
+            self.gate = replace(self.gate, rule=rule, experience=experience)
+
+    def end(self, history: History) -> None:
+        if self._experience is None or self._ended is history:
+            return
+        self._ended = history
+        asked = asked_folds(history, self.name)
+        committed = sum(r.accepted for r in asked)
+        self._experience.record(calls=calls_made(history), asked=len(asked), committed=committed)
 
     def fold(self, history: History, budget: int | None) -> list[FoldRecord]:
         state, _ = self.state(history)

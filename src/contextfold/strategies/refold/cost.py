@@ -16,8 +16,10 @@ moment uniformly distributed over its life, ``t`` calls in, has ``R`` calls to c
 ``R`` truncated at its 90th percentile, ``9 t`` (the longest tenth of futures counts as only
 ``9 t``): ``t ln 10``, about ``2.3 t``. A session on its third call thus expects seven, and only
 a saving of several times the rewrite is taken early; a long coding session soon expects
-dozens of calls and folds freely. How often a removed output is needed again is estimated
-apart (:mod:`~contextfold.strategies.refold.reach`).
+dozens of calls and folds freely. With an :class:`~contextfold.core.experience.Experience`
+(sessions of the same workload that ended before), the estimate is that of the ended sessions
+as long as this one, the Copernican one counted as one more. How often a removed output is
+needed again is estimated apart (:mod:`~contextfold.strategies.refold.reach`).
 
 A restore answers with the removed piece at the end of the prompt, where it stays: from then
 on that piece saves nothing. A change removes ``n`` pieces (one per step), the ``i``-th of
@@ -40,6 +42,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from contextfold.core.experience import Experience
 from contextfold.core.meter import PriceTable
 
 __all__ = ["CostRule"]
@@ -53,13 +56,18 @@ class CostRule:
     prices: PriceTable
     horizon: int | None = None
     """Calls expected at least after a change; None: estimated from the session."""
+    experience: Experience | None = None
+    """Ended sessions of the workload, when the strategy learns across sessions."""
 
     def expected_calls(self, calls: int) -> int:
         """Calls expected to send the changed prompt, the present call (number ``calls``)
         included."""
-        if self.horizon is None:
-            return max(round(calls * _TRUNCATED_MEAN), 1)
-        return max(calls + 1, self.horizon)
+        if self.horizon is not None:
+            return max(calls + 1, self.horizon)
+        prior = calls * _TRUNCATED_MEAN
+        if self.experience is not None:
+            prior = self.experience.calls_to_come(calls, prior)
+        return max(round(prior), 1)
 
     def pays(
         self,

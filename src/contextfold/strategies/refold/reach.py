@@ -11,10 +11,12 @@ the rate
 
     rate = (reach-backs + 1/2) / (exposed calls + 1)
 
-(Jeffreys' prior: half a reach-back before any evidence) is how many older outputs a later call
-is expected to need. Customer-service agents re-use ids that an early lookup
-returned many calls later (tau2: about one call in six reaches back); coding agents mostly act
-on what they just read, or name it in their own commands first (SWE: about one in fifteen).
+(Jeffreys' prior: half a reach-back before any evidence; with an
+:class:`~contextfold.core.experience.Experience`, the rate of the workload's ended sessions,
+worth a few calls) is how many older outputs a later call is expected to need.
+Customer-service agents re-use ids that an early lookup returned many calls later (tau2:
+about one call in six reaches back); coding agents mostly act on what they just read, or name
+it in their own commands first (SWE: about one in fifteen).
 The cost rule weighs an advance's expected restores with this rate.
 
 The outputs a reach-back drew on (``drawn``) are the ones this agent comes back to (a
@@ -46,6 +48,8 @@ class Reach:
     window: int
     hits: int = 0
     exposed: int = 0
+    prior: tuple[float, float] = (0.5, 1.0)
+    """Pseudo-counts (reach-backs, exposed calls) before this session's evidence."""
     _known: list[Prepared] = field(default_factory=list)
     """User messages and the agent's own texts: what masking never hides."""
     _outputs: list[tuple[int, Prepared]] = field(default_factory=list)
@@ -61,7 +65,7 @@ class Reach:
     @property
     def rate(self) -> float:
         """Chance that a later call needs something of the older outputs."""
-        return (self.hits + 0.5) / (self.exposed + 1)
+        return (self.hits + self.prior[0]) / (self.exposed + self.prior[1])
 
     def learn(self, step: Step) -> set[int]:
         """Take in one new step; returns the steps a reach-back of it drew on."""

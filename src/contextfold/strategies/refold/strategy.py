@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from contextfold.core.errors import ConfigError
+from contextfold.core.experience import Experience
 from contextfold.core.history import History, Step
 from contextfold.core.meter import PRICE_TABLES
 from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
@@ -73,6 +74,11 @@ class RefoldConfig(StrategyConfig):
     spans: bool = True
     min_run: int = Field(8, ge=2, description="Shortest run of repeated lines to dedup.")
     instructions: bool = Field(True, description="Ask the agent for PROGRESS/STALE lines.")
+    learn: bool = Field(
+        True,
+        description="Learn the calls to come and the reach-back rate from the workload's ended "
+        "sessions when the harness shares an experience (--learn); false: each session alone.",
+    )
 
 
 class RefoldStrategy:
@@ -91,12 +97,16 @@ class RefoldStrategy:
         self.rule = CostRule(PRICE_TABLES[cfg.prices], cfg.horizon)
         self._history: History | None = None
         self._upstream: tuple[Elision, ...] = ()  # elisions of an upstream view (chains)
+        self._experience: Experience | None = None
+        self._ended: History | None = None
 
     def _reset(self, history: History) -> None:
         self._history = history
         self._state = SessionState()
         system = history.system
         self._reach = Reach(system.content if system else "", self.config.window)
+        if self._experience is not None:
+            self._reach.prior = self._experience.reach_prior()
         self._renderer = PrefixRenderer(history, self._state, self.ops, keep=self._reach.drawn)
         self._observed = 0
         self._steps: list[ViewBuilder] = []  # settled rendering of each step rendered so far
@@ -119,6 +129,20 @@ class RefoldStrategy:
         self._sync(history)
         self._upstream = ()
         return self._render(budget, self._step_entries)
+
+    def share(self, experience: Experience) -> None:
+        """Learn from the workload's ended sessions (unless ``learn=false``)."""
+        if self.config.learn:
+            self._experience = experience
+            self.rule = replace(self.rule, experience=experience)
+
+    def end(self, history: History) -> None:
+        if self._experience is None or self._ended is history:
+            return
+        self._sync(history)
+        self._ended = history
+        reach = self._reach
+        self._experience.record(calls=self._calls, hits=reach.hits, exposed=reach.exposed)
 
     def apply(self, view: View, history: History, budget: int | None) -> View:
         """Chain use: render from an upstream view's messages instead of the raw steps."""

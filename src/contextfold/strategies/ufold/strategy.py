@@ -33,6 +33,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from contextfold.core.errors import ConfigError
+from contextfold.core.experience import Experience
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
 from contextfold.core.meter import PRICE_TABLES
@@ -40,7 +41,7 @@ from contextfold.core.view import View
 from contextfold.strategies.folding.folder import Folder
 from contextfold.strategies.folding.source import OptionalFolderConfig
 from contextfold.strategies.refold.cost import CostRule
-from contextfold.strategies.restore import RESTORE_TOOL, call_restore
+from contextfold.strategies.restore import RESTORE_TOOL, call_restore, calls_made
 from contextfold.strategies.ufold.fold import NoRoom, Notes, TurnFolder, notes_from, notes_text
 from contextfold.strategies.ufold.inturn import InTurn
 from contextfold.strategies.ufold.rebuild import weigh, worth_asking
@@ -98,6 +99,19 @@ class UfoldStrategy:
         else:
             conversation = "notes" if config.summarize else "dialogue"
         self.options = ViewOptions(conversation, config.extract)
+        self._experience: Experience | None = None
+        self._ended: History | None = None
+
+    def share(self, experience: Experience) -> None:
+        """The rebuild rule learns the calls to come from the workload's ended sessions."""
+        self._experience = experience
+        self.rule = replace(self.rule, experience=experience)
+
+    def end(self, history: History) -> None:
+        if self._experience is None or self._ended is history:
+            return
+        self._ended = history
+        self._experience.record(calls=calls_made(history))
 
     # -- state, derived from the fold log -------------------------------------------------
     def latest(self, history: History) -> FoldRecord | None:

@@ -1,0 +1,92 @@
+"""What the sessions of one workload taught: shared by the strategies that learn across sessions.
+
+A strategy that bets on the future (refold's advances, carryon's and ufold's folds) needs three
+things no single session can tell it early: how many calls are still to come, how often the
+agent reaches back into outputs it has moved past, and how often the folder's folds commit. A
+customer-service deployment runs sessions of about ten calls whose last write needs the
+lookups before it; a coding agent runs a hundred calls and rarely looks back. Without an
+:class:`Experience` each session starts from the same priors (the Copernican estimate of the
+calls to come, Jeffreys' half reach-back, Laplace's rule for commits). With one, every session
+that ends (:meth:`~contextfold.core.protocols.Learning.end`) adds what it showed, and the next
+sessions start from that:
+
+- **calls to come** after ``t`` calls: the mean of ``L - t + 1`` over the ended sessions that
+  made ``L >= t`` calls, with the prior's estimate counted as :data:`PRIOR_SESSIONS` more such
+  sessions; the prior alone past the longest session seen;
+- **reach-backs**: the ended sessions' rate, ``(hits + 1/2) / (exposed + 1)``, as a prior worth
+  at most :data:`PRIOR_EXPOSURES` calls of this session (so this session's own evidence soon
+  dominates);
+- **folds that commit**: likewise, ``(committed + 1) / (asked + 2)`` worth at most
+  :data:`PRIOR_FOLDS` folds.
+
+One instance per workload and strategy: the harness (``--learn``) or the user creates it and
+gives it to every session's strategy (:meth:`~contextfold.core.protocols.Learning.share`).
+Sessions learn from those that ended before them, so runs in parallel learn less, and results
+depend on the order sessions end; the harness runs learning sessions in order, in one process.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+__all__ = ["PRIOR_EXPOSURES", "PRIOR_FOLDS", "PRIOR_SESSIONS", "Experience"]
+
+PRIOR_SESSIONS = 1.0
+"""Weight of the prior's estimate of the calls to come, in ended sessions."""
+PRIOR_EXPOSURES = 8.0
+"""Most calls the ended sessions' reach-back rate weighs as in a new session."""
+PRIOR_FOLDS = 4.0
+"""Most folds the ended sessions' commit rate weighs as in a new session."""
+
+
+@dataclass(slots=True)
+class Experience:
+    """Counts over the ended sessions of one workload (thread-safe)."""
+
+    lengths: list[int] = field(default_factory=list)
+    """Calls each ended session made, in the order they ended."""
+    hits: int = 0
+    exposed: int = 0
+    asked: int = 0
+    committed: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def record(
+        self, *, calls: int, hits: int = 0, exposed: int = 0, asked: int = 0, committed: int = 0
+    ) -> None:
+        """Add one ended session: its calls, reach-backs and exposed calls, folds asked of
+        the folder and committed."""
+        with self._lock:
+            self.lengths.append(max(calls, 0))
+            self.hits += max(hits, 0)
+            self.exposed += max(exposed, 0)
+            self.asked += max(asked, 0)
+            self.committed += max(committed, 0)
+
+    def calls_to_come(self, made: int, prior: float) -> float:
+        """Calls expected from now on, this one (number ``made``) included, given ``prior``
+        (the estimate without experience)."""
+        with self._lock:
+            left = [length - made + 1 for length in self.lengths if length >= made]
+        if not left:
+            return prior
+        return (sum(left) + PRIOR_SESSIONS * prior) / (len(left) + PRIOR_SESSIONS)
+
+    def reach_prior(self) -> tuple[float, float]:
+        """Pseudo-counts (reach-backs, exposed calls) a session's rate starts from."""
+        with self._lock:
+            hits, exposed = self.hits, self.exposed
+        if exposed == 0:
+            return 0.5, 1.0  # Jeffreys
+        weight = min(float(exposed), PRIOR_EXPOSURES)
+        return weight * (hits + 0.5) / (exposed + 1), weight
+
+    def commit_prior(self) -> tuple[float, float]:
+        """Pseudo-counts (commits, folds asked) a session's commit chance starts from."""
+        with self._lock:
+            committed, asked = self.committed, self.asked
+        if asked == 0:
+            return 1.0, 2.0  # Laplace
+        weight = min(float(asked), PRIOR_FOLDS)
+        return weight * (committed + 1) / (asked + 2), weight

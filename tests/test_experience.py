@@ -1,0 +1,136 @@
+"""Learning across sessions (core/experience.py, the Learning protocol, --learn): what ended
+sessions showed becomes the next sessions' priors for the calls to come, the reach-back rate
+and the commit chance; the loop and replay say when a session ends; learning needs the sessions
+in order."""
+
+from __future__ import annotations
+
+import pytest
+
+from contextfold.agent.loop import Agent
+from contextfold.bench.cluster import RaySweep
+from contextfold.bench.replay import replay
+from contextfold.bench.sufficiency.runner import Setting, run_matrix
+from contextfold.core.errors import ContextFoldError
+from contextfold.core.experience import PRIOR_EXPOSURES, Experience
+from contextfold.core.history import History
+from contextfold.core.messages import AssistantMessage, SystemMessage
+from contextfold.core.meter import PRICE_TABLES, get_profile
+from contextfold.core.protocols import Learning
+from contextfold.core.tokens import ApproxCounter
+from contextfold.envs.workspace import WorkspaceEnv
+from contextfold.importers.base import Trajectory
+from contextfold.models import ScriptedModel
+from contextfold.strategies.carryon import CarryOnConfig, CarryOnStrategy
+from contextfold.strategies.folding import Folder
+from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
+from contextfold.strategies.refold.cost import CostRule
+from tests.test_carryon import FIRST
+from tests.test_carryon_digest import long_session
+from tests.test_refold_reach import lookups, views
+
+
+def test_calls_to_come_blend_the_sessions_as_long_as_this_one_with_the_prior() -> None:
+    seen = Experience()
+    assert seen.calls_to_come(10, 23.0) == 23.0  # nothing ended yet: the prior
+    for calls in (4, 10, 12):
+        seen.record(calls=calls)
+    # sessions of 10 and 12 calls had 1 and 3 calls from the 10th on; the prior counts once
+    assert seen.calls_to_come(10, 23.0) == pytest.approx((1 + 3 + 23) / 3)
+    assert seen.calls_to_come(13, 30.0) == 30.0  # longer than any seen: the prior alone
+    rule = CostRule(PRICE_TABLES["default"], experience=seen)
+    assert (
+        rule.expected_calls(10) == 9 and CostRule(PRICE_TABLES["default"]).expected_calls(10) == 23
+    )
+
+
+def test_the_rates_of_ended_sessions_are_priors_worth_a_few_calls() -> None:
+    seen = Experience()
+    assert seen.reach_prior() == (0.5, 1.0) and seen.commit_prior() == (1.0, 2.0)
+    seen.record(calls=30, hits=9, exposed=29, asked=10, committed=0)
+    hits, exposed = seen.reach_prior()
+    assert exposed == PRIOR_EXPOSURES and hits / exposed == pytest.approx(9.5 / 30)
+    commits, asked = seen.commit_prior()
+    assert asked == 4 and commits / asked == pytest.approx(1 / 12)
+
+
+def test_refold_that_learned_its_sessions_end_here_takes_no_late_advance() -> None:
+    def session() -> History:
+        return lookups(reach_back=True, calls=8)  # every call reaches back: restores are dear
+
+    alone, _ = views(session())
+    assert alone.advances == 2  # at calls 8 and 9, expecting 18 and 21 calls to come
+    for length, advances in ((alone._calls, 0), (200, 2)):
+        refold = RefoldStrategy()
+        refold.share(ended(length))
+        assert views(session(), refold)[0].advances == advances
+    unlearning = RefoldStrategy(RefoldConfig(learn=False))
+    unlearning.share(ended(alone._calls))
+    assert views(session(), unlearning)[0].advances == alone.advances
+
+
+def ended(length: int, sessions: int = 20) -> Experience:
+    """An experience of ``sessions`` ended sessions of ``length`` calls each."""
+    seen = Experience()
+    for _ in range(sessions):
+        seen.record(calls=length)
+    return seen
+
+
+def test_replay_with_learn_shares_one_experience_per_strategy_in_order() -> None:
+    history = lookups(reach_back=False, calls=12)
+    steps = tuple(tuple(step.messages) for step in history)
+    runs = [Trajectory(f"t{i}", "mem", history.system, steps) for i in range(3)]
+    kwargs = {
+        "counter": ApproxCounter(),
+        "profile": get_profile("qwen3-8b"),
+        "prices": PRICE_TABLES["default"],
+    }
+    alone = replay(runs, ["full", "refold"], **kwargs)  # type: ignore[arg-type]
+    learned = replay(runs, ["full", "refold"], learn=True, **kwargs)  # type: ignore[arg-type]
+    first, *later = learned.strategies["refold"].rows
+    assert first == alone.strategies["refold"].rows[0]  # nothing to learn from yet
+    assert later[0]["cost_usd"] < first["cost_usd"]  # it learned this session ends at 13
+    assert learned.strategies["full"].rows == alone.strategies["full"].rows
+    with pytest.raises(ContextFoldError, match="in order"):
+        replay(runs, ["refold"], learn=True, sweep=RaySweep(None, 1), **kwargs)  # type: ignore[arg-type]
+
+
+def test_the_loop_tells_a_learning_strategy_its_session_ended() -> None:
+    seen = Experience()
+    refold = RefoldStrategy()
+    refold.share(seen)
+    assert isinstance(refold, Learning)
+    model = ScriptedModel(["Nothing to do.", "Still nothing."])
+    history = History(SystemMessage("You help."), counter=ApproxCounter())
+    Agent(model, refold, WorkspaceEnv(), history=history).run("Say hello.")
+    assert seen.lengths == [1]
+    refold.end(history)  # a second end of the same session adds nothing
+    assert seen.lengths == [1]
+
+
+def test_carryon_asks_less_once_ended_sessions_showed_its_folds_refused() -> None:
+    history = long_session(20, lines=60)  # a first fold pays if it commits (test_carryon_gate)
+    config = CarryOnConfig(threshold=100)
+    fresh = CarryOnStrategy(config, folder=Folder(ScriptedModel(list(FIRST))))
+    assert fresh.fold(history, None)[0].calls
+    seen = Experience()
+    seen.record(calls=40, asked=12, committed=0)
+    taught = CarryOnStrategy(config, folder=Folder(ScriptedModel(list(FIRST))))
+    taught.share(seen)
+    (record,) = taught.fold(long_session(20, lines=60), None)
+    assert record.output["stage"] == "gate" and not record.calls
+    assert record.output["commit_chance_pct"] == 7  # (0 + 4 / 14) / (0 + 4)
+
+
+def test_learning_across_tasks_runs_them_in_one_process() -> None:
+    with pytest.raises(ContextFoldError, match="in order in one process"):
+        run_matrix("airline", ["0"], [Setting("refold")], workers=2, learn=True)
+
+
+def test_an_agent_message_is_no_session_end_for_a_strategy_without_experience() -> None:
+    refold = RefoldStrategy()
+    history = History(SystemMessage("s"), counter=ApproxCounter())
+    history.append(AssistantMessage("hi"))
+    refold.end(history)  # unshared: nothing to record, no error
+    assert refold._experience is None
