@@ -29,6 +29,7 @@ from contextfold.core.errors import (
     TokenizerError,
     ViewError,
 )
+from contextfold.core.experience import Experience
 from contextfold.core.folds import FoldCall, FoldRecord
 from contextfold.core.gguf_tokenizer import GGUFTokenizerCounter, smollm2_gguf_path
 from contextfold.core.history import History, Step, content_hash, make_step
@@ -57,6 +58,8 @@ from contextfold.core.protocols import (
     Completion,
     Environment,
     Folding,
+    Grounded,
+    Learning,
     Model,
     SessionRecord,
     SharedStore,
@@ -113,6 +116,7 @@ __all__ = [
     "ContextFoldError",
     "Elision",
     "Environment",
+    "Experience",
     "FilesEnv",
     "FoldCache",
     "FoldCall",
@@ -122,10 +126,12 @@ __all__ = [
     "Folding",
     "FullStrategy",
     "GGUFTokenizerCounter",
+    "Grounded",
     "HFTokenizerCounter",
     "History",
     "HistoryError",
     "ImportFormatError",
+    "Learning",
     "LocalModel",
     "MemoryStore",
     "Message",
