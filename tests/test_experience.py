@@ -5,12 +5,16 @@ in order."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from typer.testing import CliRunner
 
 from contextfold.agent.loop import Agent
 from contextfold.bench.cluster import RaySweep
 from contextfold.bench.replay import replay
 from contextfold.bench.sufficiency.runner import Setting, run_matrix
+from contextfold.cli import app
 from contextfold.core.errors import ContextFoldError
 from contextfold.core.experience import PRIOR_EXPOSURES, Experience
 from contextfold.core.history import History
@@ -28,6 +32,9 @@ from contextfold.strategies.refold.cost import CostRule
 from tests.test_carryon import FIRST
 from tests.test_carryon_digest import long_session
 from tests.test_refold_reach import lookups, views
+from tests.test_replay import coding_session, write_jsonl
+
+runner = CliRunner()
 
 
 def test_calls_to_come_blend_the_sessions_as_long_as_this_one_with_the_prior() -> None:
@@ -134,3 +141,15 @@ def test_an_agent_message_is_no_session_end_for_a_strategy_without_experience() 
     history.append(AssistantMessage("hi"))
     refold.end(history)  # unshared: nothing to record, no error
     assert refold._experience is None
+
+
+def test_the_commands_refuse_learn_with_ray_before_any_work(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    write_jsonl(path, [coding_session(12), coding_session(20)])
+    res = runner.invoke(app, ["replay", str(path), "-s", "refold", "--learn", "--ray", "local"])
+    assert res.exit_code == 2 and "--learn" in res.output and "--ray" in res.output
+    res = runner.invoke(app, ["replay", str(path), "-s", "full", "-s", "refold", "--learn"])
+    assert res.exit_code == 0 and "learned from those before it" in res.output
+    argv = ["bench", "sufficiency", "--domain", "airline", "-s", "refold", "--learn"]
+    res = runner.invoke(app, [*argv, "--ray", "local"])
+    assert res.exit_code == 2 and "in one process" in res.output
