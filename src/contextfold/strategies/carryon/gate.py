@@ -10,9 +10,9 @@ weighted by the chance that an asked fold commits (Laplace's rule over this sess
 folds: (commits + 1) / (asked + 2), or from the rate of the workload's ended sessions when
 the strategy learns across sessions: :mod:`contextfold.core.experience`): a refused fold
 costs the folder's calls and saves nothing, so a folder that keeps being refused is asked
-less. When the fold is not expected to
-pay, the folder is not asked and a record says so. A view over the
-budget is always folded. ``gate=none`` asks the folder whenever the trigger fires (the paper).
+less. When the fold is not expected to pay, the folder is not asked and a record says so. A
+view over the budget is always folded. ``gate=none`` asks the folder whenever the trigger
+fires (the paper).
 """
 
 from __future__ import annotations
