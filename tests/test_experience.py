@@ -5,6 +5,7 @@ in order."""
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,12 @@ from typer.testing import CliRunner
 
 from contextfold.agent.loop import Agent
 from contextfold.bench.cluster import RaySweep
-from contextfold.bench.replay import replay
+from contextfold.bench.replay import ReplayResult, replay
 from contextfold.bench.sufficiency.runner import Setting, run_matrix
 from contextfold.cli import app
-from contextfold.core.errors import ContextFoldError
+from contextfold.core.errors import ConfigError, ContextFoldError
 from contextfold.core.experience import PRIOR_EXPOSURES, Experience
+from contextfold.core.experience_file import load_experiences, save_experiences
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, SystemMessage
 from contextfold.core.meter import PRICE_TABLES, get_profile
@@ -153,3 +155,73 @@ def test_the_commands_refuse_learn_with_ray_before_any_work(tmp_path: Path) -> N
     argv = ["bench", "sufficiency", "--domain", "airline", "-s", "refold", "--learn"]
     res = runner.invoke(app, [*argv, "--ray", "local"])
     assert res.exit_code == 2 and "in one process" in res.output
+
+
+def test_an_experience_file_round_trips_frozen_and_bad_files_are_clear_errors(
+    tmp_path: Path,
+) -> None:
+    seen = ended(9, sessions=3)
+    seen.record(calls=4, hits=1, exposed=2, asked=1)
+    path = tmp_path / "exp.json"
+    save_experiences(path, {"refold": seen})
+    (label, loaded), *_ = load_experiences(path).items()
+    assert label == "refold" and loaded.frozen and loaded.counts() == seen.counts()
+    loaded.record(calls=50)
+    assert loaded.lengths == [9, 9, 9, 4]  # frozen: records nothing
+    assert pickle.loads(pickle.dumps(loaded)) == loaded  # what a worker process gets
+    for text, problem in (
+        ("{", "is not JSON"),
+        ("[]", "expected an object"),
+        ('{"refold": {"lengths": [3], "hits": -1}}', "'refold'"),
+    ):
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=problem):
+            load_experiences(path)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_experiences(tmp_path / "missing.json")
+
+
+def test_what_was_learned_on_some_runs_carries_frozen_to_others_in_any_order() -> None:
+    history = lookups(reach_back=True, calls=8)
+    steps = tuple(tuple(step.messages) for step in history)
+    runs = [Trajectory(f"t{i}", "mem", history.system, steps) for i in range(2)]
+    kwargs = {
+        "counter": ApproxCounter(),
+        "profile": get_profile("qwen3-8b"),
+        "prices": PRICE_TABLES["default"],
+    }
+    taught = replay(runs * 10, ["refold"], learn=True, **kwargs).experiences  # type: ignore[arg-type]
+    assert taught["refold"].lengths == [9] * 20
+    alone = replay(runs, ["refold"], **kwargs).strategies["refold"].rows  # type: ignore[arg-type]
+    carried = replay(runs, ["refold"], experience=taught, **kwargs)  # type: ignore[arg-type]
+    first, second = ({k: v for k, v in r.items() if k != "id"} for r in carried_rows(carried))
+    assert first == second  # a frozen experience: the same for every session, in any order
+    assert first["removed_tokens"] < alone[0]["removed_tokens"]  # it learned: no late advance
+    assert carried.experiences["refold"].frozen and taught["refold"].lengths == [9] * 20
+
+
+def carried_rows(result: ReplayResult) -> list[dict[str, object]]:
+    return result.strategies["refold"].rows
+
+
+def test_sufficiency_workers_share_a_frozen_experience() -> None:
+    settings = [Setting("refold")]
+    seen = {"refold": ended(4)}
+    one = run_matrix("airline", ["0", "1"], settings, experience=seen)
+    two = run_matrix("airline", ["0", "1"], settings, workers=2, experience=seen)
+    assert [r.cost_usd for r in one] == [r.cost_usd for r in two]
+    assert seen["refold"].lengths == [4] * 20  # frozen copies: nothing recorded
+
+
+def test_save_experience_needs_learn_and_an_experience_file_is_read_first(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "runs.jsonl", [coding_session(12), coding_session(20)])
+    out = tmp_path / "exp.json"
+    res = runner.invoke(app, ["replay", str(path), "-s", "refold", "--save-experience", str(out)])
+    assert res.exit_code == 2 and "needs --learn" in res.output
+    argv = ["replay", str(path), "-s", "refold", "--learn", "--save-experience", str(out)]
+    assert runner.invoke(app, argv).exit_code == 0
+    assert load_experiences(out)["refold"].lengths
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1]")
+    res = runner.invoke(app, ["replay", str(path), "-s", "refold", "--experience", str(bad)])
+    assert res.exit_code == 2 and "expected an object" in res.output

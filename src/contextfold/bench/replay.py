@@ -106,6 +106,8 @@ class ReplayResult:
     import_errors: list[str] = field(default_factory=list)
     skipped_files: list[dict[str, str]] = field(default_factory=list)
     """Each file or trajectory skipped for every strategy: ``path``, ``position``, ``reason``."""
+    experiences: Mapping[str, Experience] = field(default_factory=dict)
+    """Each label's experience after the replay (``learn``, or a given ``experience``)."""
 
     def to_json(self) -> dict[str, Any]:
         """Per strategy: the summary keys plus ``rows`` (one per trajectory); and at the top
@@ -132,6 +134,7 @@ def replay(
     sweep: RaySweep | None = None,
     folder_choice: FolderChoice | None = None,
     learn: bool = False,
+    experience: Mapping[str, Experience] | None = None,
 ) -> ReplayResult:
     """Replay every trajectory through every strategy. Malformed input is skipped and counted.
 
@@ -142,7 +145,10 @@ def replay(
     given: no folder model); the results are those of the loop, in the same order. With
     ``learn``, each strategy that learns across sessions shares one
     :class:`~contextfold.core.experience.Experience` over the trajectories, in order (not with
-    a sweep: parallel trajectories cannot learn from each other in order)."""
+    a sweep: parallel trajectories cannot learn from each other in order), starting from the
+    label's entry of ``experience`` if it has one; without ``learn``, the strategies of a
+    label in ``experience`` share a frozen copy of it (a sweep may too). The experiences the
+    replay ended with are in :attr:`ReplayResult.experiences`."""
     labels = [spec_label(s) for s in specs] + (["hindsight"] if hindsight else [])
     if len(set(labels)) != len(labels):
         raise ContextFoldError(f"strategies repeat a label: {labels}")
@@ -152,9 +158,9 @@ def replay(
     for spec in specs:
         build_strategy(spec, folders=folders)  # fail fast on a bad spec, before any work
     specs = [*specs, *([HINDSIGHT] if hindsight else [])]
-    learned = {label: Experience() for label in labels} if learn else {}
+    learned = _experiences(labels, learn, experience or {})
     setup = _Setup(counter, profile, prices, budget, folders, on_fold, learned)
-    result = ReplayResult({label: StrategyResult(label) for label in labels})
+    result = ReplayResult({label: StrategyResult(label) for label in labels}, experiences=learned)
     if sweep is not None:
         _sweep(list(items), specs, labels, result, setup, sweep, folder_choice, on_trajectory)
         return result
@@ -166,6 +172,18 @@ def replay(
         if on_trajectory is not None:
             on_trajectory(item.id if isinstance(item, Trajectory) else "error")
     return result
+
+
+def _experiences(
+    labels: Sequence[str], learn: bool, start: Mapping[str, Experience]
+) -> dict[str, Experience]:
+    """Each label's experience: learning from ``start``'s counts (or none) with ``learn``,
+    else a frozen copy of ``start``'s."""
+    if not learn:
+        return {label: start[label].frozen_copy() for label in labels if label in start}
+    return {
+        label: start[label].thawed_copy() if label in start else Experience() for label in labels
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +257,7 @@ def _sweep(
 ) -> None:
     """The loop of :func:`replay` as Ray tasks, one per trajectory, merged in order."""
     trajectories = [item for item in items if isinstance(item, Trajectory)]
-    shared = (list(specs), list(labels), setup.counter, setup.profile, setup.prices)
+    shared = (list(specs), list(labels), setup.counter, setup.profile, setup.prices, setup.learned)
     done = (lambda i: on_trajectory(trajectories[i].id)) if on_trajectory else None
     parts = iter(
         sweep.map(
@@ -264,12 +282,13 @@ def replay_remote(
     counter: TokenCounter,
     profile: ModelProfile,
     prices: PriceTable,
+    learned: Mapping[str, Experience],
     traj: Trajectory,
     budget: int | None,
     folder: FolderChoice,
 ) -> ReplayResult:
-    """One trajectory through every strategy (the job of a Ray task)."""
-    setup = _Setup(counter, profile, prices, budget, folder.source(), None)
+    """One trajectory through every strategy (the job of a Ray task); ``learned``: frozen."""
+    setup = _Setup(counter, profile, prices, budget, folder.source(), None, learned)
     result = ReplayResult({label: StrategyResult(label) for label in labels})
     _replay_trajectory(traj, specs, labels, result, setup)
     return result

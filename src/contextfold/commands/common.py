@@ -18,6 +18,7 @@ __all__ = [
     "LOCAL_RAY",
     "BaseUrlOpt",
     "BudgetOpt",
+    "ExperienceOpt",
     "FoldCacheOpt",
     "FolderOpt",
     "LearnOpt",
@@ -123,6 +124,15 @@ LearnOpt = Annotated[
         "--learn",
         help="Strategies that bet on the calls to come (refold, carryon, ufold) learn from the "
         "sessions that ended before: one experience per strategy, sessions in order.",
+    ),
+]
+
+ExperienceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--experience",
+        help="Start each strategy from what the runs saved with --save-experience taught it "
+        "(frozen unless --learn; matched by strategy label).",
     ),
 ]
 

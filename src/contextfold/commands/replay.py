@@ -15,6 +15,7 @@ from contextfold.bench.output import plural
 from contextfold.commands.common import (
     BaseUrlOpt,
     BudgetOpt,
+    ExperienceOpt,
     FoldCacheOpt,
     FolderOpt,
     LearnOpt,
@@ -37,6 +38,7 @@ from contextfold.core.errors import ContextFoldError
 
 if TYPE_CHECKING:
     from contextfold.bench.cluster import FolderChoice, RaySweep
+    from contextfold.core.experience import Experience
     from contextfold.core.folds import FoldRecord
     from contextfold.strategies.folding import FolderSource
 
@@ -63,6 +65,13 @@ def replay(
     ] = False,
     threads: ThreadsOpt = 2,
     learn: LearnOpt = False,
+    experience: ExperienceOpt = None,
+    save_experience: Annotated[
+        Path | None,
+        typer.Option(
+            "--save-experience", help="With --learn: write what each strategy learned here."
+        ),
+    ] = None,
     ray: RayOpt = None,
     workers: Annotated[
         int | None,
@@ -79,14 +88,32 @@ def replay(
         fail("--workers needs --ray (replay runs in one process otherwise)")
     if learn and ray is not None:
         fail("--learn replays the sessions in order, in one process: not with --ray")
+    if save_experience is not None and not learn:
+        fail("--save-experience needs --learn (without it nothing is learned)")
     check_args(strategy, json_out)
+    start = _experience(experience, save_experience)
     options = _ReplayOptions(budget, tokenizer, prices, limit, hindsight, ray, workers, learn)
     choice = _choice(folder, base_url, fold_cache, no_fold_cache, threads)
     try:
         folders = choice.source()
     except ContextFoldError as exc:
         fail(str(exc))
-    _run_replay(paths, strategy, model_profile, json_out, options, folders, choice)
+    _run_replay(
+        paths, strategy, model_profile, json_out, options, folders, choice, (start, save_experience)
+    )
+
+
+def _experience(path: Path | None, save: Path | None) -> dict[str, Experience]:
+    """The experiences ``--experience`` names (none: empty); ``--save-experience`` must be
+    writable. A bad file is a clear error before any work."""
+    from contextfold.bench.args import check_writable
+    from contextfold.core.experience_file import load_experiences
+
+    try:
+        check_writable(save, option="--save-experience")
+        return load_experiences(path) if path is not None else {}
+    except ContextFoldError as exc:
+        fail(str(exc))
 
 
 def demo(
@@ -165,6 +192,7 @@ def _run_replay(
     options: _ReplayOptions,
     folders: FolderSource,
     choice: FolderChoice | None = None,
+    experience: tuple[dict[str, Experience], Path | None] = ({}, None),
 ) -> None:
     from contextfold.bench.replay import replay as run
     from contextfold.bench.report import replay_table
@@ -203,6 +231,7 @@ def _run_replay(
                 sweep=sweep,
                 folder_choice=choice,
                 learn=options.learn,
+                experience=experience[0],
             )
         wall = time.perf_counter() - start
     except ContextFoldError as exc:
@@ -214,6 +243,12 @@ def _run_replay(
     console.print(f"wall time {wall:.2f} s (reading, counting, folding, rendering, metering)")
     if options.learn:
         console.print("--learn: each trajectory's strategies learned from those before it")
+    if experience[1] is not None:
+        from contextfold.core.experience_file import save_experiences
+
+        learned = {k: e for k, e in result.experiences.items() if e.lengths}
+        save_experiences(experience[1], learned)
+        console.print(f"wrote {experience[1]} (what each strategy learned)")
     for label, res in result.strategies.items():
         print_skipped(res.errors, 5, f"skipped ({label})")
     print_skipped(result.import_errors, 10, "skipped")

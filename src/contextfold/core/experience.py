@@ -23,6 +23,10 @@ One instance per workload and strategy: the harness (``--learn``) or the user cr
 gives it to every session's strategy (:meth:`~contextfold.core.protocols.Learning.share`).
 Sessions learn from those that ended before them, so runs in parallel learn less, and results
 depend on the order sessions end; the harness runs learning sessions in order, in one process.
+A *frozen* experience (:meth:`Experience.frozen_copy`, or one read from a file with
+``--experience``: :mod:`contextfold.core.experience_file`) records nothing more: sessions in
+parallel share it and each result is independent of the order, so what was learned on one set
+of runs can be carried to runs it has not seen.
 """
 
 from __future__ import annotations
@@ -50,13 +54,44 @@ class Experience:
     exposed: int = 0
     asked: int = 0
     committed: int = 0
+    frozen: bool = False
+    """Records nothing more (:meth:`record` does nothing)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def counts(self) -> dict[str, object]:
+        """The counts as plain data (what a file and a pickle hold)."""
+        with self._lock:
+            return {
+                "lengths": list(self.lengths),
+                "hits": self.hits,
+                "exposed": self.exposed,
+                "asked": self.asked,
+                "committed": self.committed,
+            }
+
+    def frozen_copy(self) -> Experience:
+        """The same counts, recording nothing more."""
+        return Experience(*self._fields()[:-1], frozen=True)
+
+    def thawed_copy(self) -> Experience:
+        """The same counts, recording from here on."""
+        return Experience(*self._fields()[:-1])
+
+    def __reduce__(self) -> tuple[object, ...]:  # processes and Ray workers get a copy
+        return Experience, self._fields()
+
+    def _fields(self) -> tuple[list[int], int, int, int, int, bool]:
+        with self._lock:
+            counts = (self.hits, self.exposed, self.asked, self.committed)
+            return (list(self.lengths), *counts, self.frozen)
 
     def record(
         self, *, calls: int, hits: int = 0, exposed: int = 0, asked: int = 0, committed: int = 0
     ) -> None:
         """Add one ended session: its calls, reach-backs and exposed calls, folds asked of
         the folder and committed."""
+        if self.frozen:
+            return
         with self._lock:
             self.lengths.append(max(calls, 0))
             self.hits += max(hits, 0)

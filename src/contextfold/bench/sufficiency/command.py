@@ -20,11 +20,14 @@ from rich.table import Table
 from contextfold.bench.args import check_specs, check_writable
 from contextfold.bench.output import save_json
 from contextfold.bench.report import WIDE, WIDE_FOLDED, progress_bar
-from contextfold.commands.common import LearnOpt, RayOpt
+from contextfold.commands.common import ExperienceOpt, LearnOpt, RayOpt
 from contextfold.core.errors import ContextFoldError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from contextfold.bench.sufficiency.runner import FolderChoice, RunResult, Setting
+    from contextfold.core.experience import Experience
 
 __all__ = ["sufficiency", "sufficiency_table"]
 
@@ -55,6 +58,7 @@ def sufficiency(
     ] = 2,
     ray: RayOpt = None,
     learn: LearnOpt = False,
+    experience: ExperienceOpt = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the rows here.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Draw context tokens per step (PNG).")] = None,
     folder: Annotated[
@@ -72,6 +76,7 @@ def sufficiency(
     on tau2 tasks, per strategy x budget x mode: reward, redundant calls, lost values (from the
     user, from tools) and re-fetched ones, tokens, cost."""
     from contextfold.bench.sufficiency.runner import FolderChoice, Setting, aggregate
+    from contextfold.core.experience_file import load_experiences
     from contextfold.strategies.folding import default_cache_path
 
     cache = None if no_fold_cache else str(fold_cache or default_cache_path())
@@ -87,9 +92,9 @@ def sufficiency(
             raise ContextFoldError(
                 "--learn runs the tasks in order, in one process: not with --ray"
             )
-        results, wall = _run(
-            domain, settings, task, tasks, 1 if learn else workers, choice, ray, learn
-        )
+        start = load_experiences(experience) if experience is not None else {}
+        procs = 1 if learn else workers
+        results, wall = _run(domain, settings, task, tasks, procs, choice, ray, (learn, start))
         if plot is not None:
             from contextfold.bench.sufficiency.plot import plot_context
 
@@ -118,7 +123,7 @@ def _run(
     workers: int,
     folder: FolderChoice,
     ray: str | None = None,
-    learn: bool = False,
+    learning: tuple[bool, Mapping[str, Experience]] = (False, {}),
 ) -> tuple[list[RunResult], float]:
     """Run the matrix over the domain's scorable tasks with a progress bar; results and wall
     time in seconds."""
@@ -132,7 +137,7 @@ def _run(
         f"{domain}: {len(scorable)} of {len(list_tasks(domain))} tasks are scored without a "
         f"model; running {len(ids)} x {len(settings)} settings on {workers} "
         + (f"Ray tasks at once (cluster {ray})" if ray else "processes")
-        + (", learning across tasks in order" if learn else "")
+        + (", learning across tasks in order" if learning[0] else "")
     )
     start = time.perf_counter()
     with ExitStack() as stack:
@@ -147,7 +152,8 @@ def _run(
             on_task=lambda _: progress.advance(bar),
             folder=folder,
             sweep=sweep,
-            learn=learn,
+            learn=learning[0],
+            experience=learning[1],
         )
     return results, time.perf_counter() - start
 

@@ -284,10 +284,34 @@ def run_task(
 
 
 def _run_task_last(
-    domain: str, settings: Sequence[Setting], folder: FolderChoice, task_id: str
+    domain: str,
+    settings: Sequence[Setting],
+    folder: FolderChoice,
+    frozen: Mapping[Setting, Experience],
+    task_id: str,
 ) -> list[RunResult]:
     """:func:`run_task` with the task id last (the shared arguments of a Ray sweep first)."""
-    return run_task(domain, task_id, settings, folder)
+    return run_task(domain, task_id, settings, folder, frozen)
+
+
+def _label(setting: Setting) -> str:
+    return " ".join(setting.strategy.split())
+
+
+def _frozen(
+    settings: Sequence[Setting], start: Mapping[str, Experience]
+) -> dict[Setting, Experience]:
+    """A frozen copy of its label's experience for each setting that has one."""
+    return {s: start[_label(s)].frozen_copy() for s in settings if _label(s) in start}
+
+
+def _learning(
+    settings: Sequence[Setting], start: Mapping[str, Experience]
+) -> dict[Setting, Experience]:
+    """An experience that records, for each setting (from its label's counts if any)."""
+    return {
+        s: start[_label(s)].thawed_copy() if _label(s) in start else Experience() for s in settings
+    }
 
 
 def run_matrix(
@@ -300,30 +324,35 @@ def run_matrix(
     folder: FolderChoice | None = None,
     sweep: RaySweep | None = None,
     learn: bool = False,
+    experience: Mapping[str, Experience] | None = None,
 ) -> list[RunResult]:
     """Every setting on every task; ``workers`` > 1 runs tasks in that many processes, a
     ``sweep`` runs each task as a Ray task (results in the same order either way). With
-    ``learn``, each setting's strategies learn from the tasks before (in order, one process)."""
+    ``learn``, each setting's strategies learn from the tasks before (in order, one process),
+    from the entry of ``experience`` for its strategy label if there is one; without, a
+    setting whose label ``experience`` holds shares a frozen copy of it (in any process)."""
     if learn and (workers > 1 or sweep is not None):
         raise ContextFoldError("learning across tasks runs them in order in one process")
+    start = experience or {}
+    frozen = {} if learn else _frozen(settings, start)
     folder = folder or FolderChoice()
     for setting in settings:  # a bad spec, or a missing folder, fails before any work
         build_strategy(setting.strategy, folders=FolderSource(default=folder.default))
     results: list[RunResult] = []
     if sweep is not None:
         done = (lambda i: on_task(task_ids[i])) if on_task else None
-        shared = (domain, list(settings), folder)
+        shared = (domain, list(settings), folder, frozen)
         parts = sweep.map(_run_task_last, [(t,) for t in task_ids], shared=shared, on_done=done)
         return [r for part in parts for r in part]
     if workers <= 1:
-        learned = {s: Experience() for s in settings} if learn else None
+        learned = _learning(settings, start) if learn else frozen
         for task_id in task_ids:
             results += run_task(domain, task_id, settings, folder, learned)
             if on_task is not None:
                 on_task(task_id)
         return results
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        jobs = [pool.submit(run_task, domain, t, list(settings), folder) for t in task_ids]
+        jobs = [pool.submit(run_task, domain, t, list(settings), folder, frozen) for t in task_ids]
         for task_id, job in zip(task_ids, jobs, strict=True):
             results += job.result()
             if on_task is not None:
