@@ -27,6 +27,8 @@ from contextfold.core.tokens import ApproxCounter
 from contextfold.envs.workspace import WorkspaceEnv
 from contextfold.importers.base import Trajectory
 from contextfold.models import ScriptedModel
+from contextfold.serve.build import make_strategy_factory
+from contextfold.serve.config import ServeConfig
 from contextfold.strategies.carryon import CarryOnConfig, CarryOnStrategy
 from contextfold.strategies.folding import Folder
 from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
@@ -225,3 +227,20 @@ def test_save_experience_needs_learn_and_an_experience_file_is_read_first(tmp_pa
     bad.write_text("[1]")
     res = runner.invoke(app, ["replay", str(path), "-s", "refold", "--experience", str(bad)])
     assert res.exit_code == 2 and "expected an object" in res.output
+
+
+def test_the_proxy_starts_every_session_from_a_frozen_experience_file(tmp_path: Path) -> None:
+    path = tmp_path / "exp.json"
+    save_experiences(path, {"refold": ended(10)})
+    make = make_strategy_factory(ServeConfig(upstream="local", experience=path))
+    first, second = make(), make()
+    assert isinstance(first, RefoldStrategy) and isinstance(second, RefoldStrategy)
+    assert first.rule.expected_calls(10) == 2  # (20 sessions x 1 call + 23) / 21
+    assert RefoldStrategy().rule.expected_calls(10) == 23
+    assert first.rule.experience is second.rule.experience
+    assert first.rule.experience is not None and first.rule.experience.frozen
+    with pytest.raises(ConfigError, match="no entry for strategy 'ufold'"):
+        make_strategy_factory(ServeConfig(upstream="local", strategy="ufold", experience=path))
+    argv = ["serve", "--upstream", "local", "--no-auth", "-s", "window", "--experience", str(path)]
+    res = runner.invoke(app, argv)
+    assert res.exit_code == 2 and "no entry for strategy 'window'" in res.output

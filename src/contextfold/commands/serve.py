@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -61,6 +62,13 @@ def serve(
     fsync: Annotated[
         bool, typer.Option("--fsync", help="Fsync every store commit (survives power loss).")
     ] = False,
+    experience: Annotated[
+        Path | None,
+        typer.Option(
+            help="Experience file (replay --learn --save-experience on your recorded runs): "
+            "every session's strategy starts from its label's entry, frozen."
+        ),
+    ] = None,
 ) -> None:
     """Serve an OpenAI-compatible proxy that gives any agent context folding."""
     try:
@@ -89,6 +97,7 @@ def serve(
         upstream_key=key,
         threads=threads,
         fsync=fsync,
+        experience=experience,
     )
     try:
         proxy = build_proxy(config)

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from contextfold.core.counters import resolve_counter
-from contextfold.core.protocols import Store, Strategy
+from contextfold.core.errors import ConfigError
+from contextfold.core.protocols import Learning, Store, Strategy
 from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, is_postgres_url
 from contextfold.serve.config import ServeConfig
 from contextfold.serve.proxy import Proxy
@@ -55,12 +56,32 @@ def make_upstream(config: ServeConfig) -> Upstream:
 
 
 def make_strategy_factory(config: ServeConfig) -> Callable[[], Strategy]:
-    """Builds one strategy per session, folder models built once and shared."""
+    """Builds one strategy per session, folder models built once and shared; with an
+    ``experience`` file, each learns from the frozen entry of the strategy's label (a file
+    without one is an error: the label would silently learn nothing)."""
+    from contextfold.core.experience_file import load_experiences
     from contextfold.strategies.folding import FolderSource
     from contextfold.strategies.registry import build_strategy
 
     folders = FolderSource(default=config.folder, threads=config.threads)
-    return lambda: build_strategy(config.strategy, folders=folders)
+    if config.experience is None:
+        return lambda: build_strategy(config.strategy, folders=folders)
+    label = " ".join(config.strategy.split())
+    known = load_experiences(config.experience)
+    if label not in known:
+        raise ConfigError(
+            f"experience file {config.experience} has no entry for strategy {label!r} "
+            f"(it has: {', '.join(known) or 'none'})"
+        )
+    experience = known[label]
+
+    def make() -> Strategy:
+        strategy = build_strategy(config.strategy, folders=folders)
+        if isinstance(strategy, Learning):
+            strategy.share(experience)
+        return strategy
+
+    return make
 
 
 def open_private(path: Path) -> None:

@@ -44,6 +44,10 @@ class ServeConfig:
     fsync: bool = False
     """SQLite ``synchronous=FULL`` (every commit fsynced: survives power loss) instead of
     ``NORMAL`` (survives a process kill; the latest commits may be lost on power loss)."""
+    experience: Path | None = None
+    """An experience file (``replay --learn --save-experience``): every session's strategy
+    starts from the entry of its label, frozen (the proxy's sessions never say they ended, so
+    it learns nothing more itself)."""
 
     def check(self) -> None:
         """Raise ValueError when the settings are unsafe or inconsistent."""
