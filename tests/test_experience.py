@@ -88,23 +88,43 @@ def ended(length: int, sessions: int = 20) -> Experience:
     return seen
 
 
-def test_replay_with_learn_shares_one_experience_per_strategy_in_order() -> None:
-    history = lookups(reach_back=False, calls=12)
+def runs_of(history: History, n: int) -> list[Trajectory]:
+    """``n`` recorded runs of the same session."""
     steps = tuple(tuple(step.messages) for step in history)
-    runs = [Trajectory(f"t{i}", "mem", history.system, steps) for i in range(3)]
-    kwargs = {
-        "counter": ApproxCounter(),
-        "profile": get_profile("qwen3-8b"),
-        "prices": PRICE_TABLES["default"],
-    }
-    alone = replay(runs, ["full", "refold"], **kwargs)  # type: ignore[arg-type]
-    learned = replay(runs, ["full", "refold"], learn=True, **kwargs)  # type: ignore[arg-type]
+    return [Trajectory(f"t{i}", "mem", history.system, steps) for i in range(n)]
+
+
+def replayed(
+    runs: list[Trajectory],
+    specs: list[str],
+    *,
+    learn: bool = False,
+    experience: dict[str, Experience] | None = None,
+    sweep: RaySweep | None = None,
+) -> ReplayResult:
+    counter, profile, prices = ApproxCounter(), get_profile("qwen3-8b"), PRICE_TABLES["default"]
+    return replay(
+        runs,
+        specs,
+        counter=counter,
+        profile=profile,
+        prices=prices,
+        learn=learn,
+        experience=experience,
+        sweep=sweep,
+    )
+
+
+def test_replay_with_learn_shares_one_experience_per_strategy_in_order() -> None:
+    runs = runs_of(lookups(reach_back=False, calls=12), 3)
+    alone = replayed(runs, ["full", "refold"])
+    learned = replayed(runs, ["full", "refold"], learn=True)
     first, *later = learned.strategies["refold"].rows
     assert first == alone.strategies["refold"].rows[0]  # nothing to learn from yet
     assert later[0]["cost_usd"] < first["cost_usd"]  # it learned this session ends at 13
     assert learned.strategies["full"].rows == alone.strategies["full"].rows
     with pytest.raises(ContextFoldError, match="in order"):
-        replay(runs, ["refold"], learn=True, sweep=RaySweep(None, 1), **kwargs)  # type: ignore[arg-type]
+        replayed(runs, ["refold"], learn=True, sweep=RaySweep(None, 1))
 
 
 def test_the_loop_tells_a_learning_strategy_its_session_ended() -> None:
@@ -184,18 +204,11 @@ def test_an_experience_file_round_trips_frozen_and_bad_files_are_clear_errors(
 
 
 def test_what_was_learned_on_some_runs_carries_frozen_to_others_in_any_order() -> None:
-    history = lookups(reach_back=True, calls=8)
-    steps = tuple(tuple(step.messages) for step in history)
-    runs = [Trajectory(f"t{i}", "mem", history.system, steps) for i in range(2)]
-    kwargs = {
-        "counter": ApproxCounter(),
-        "profile": get_profile("qwen3-8b"),
-        "prices": PRICE_TABLES["default"],
-    }
-    taught = replay(runs * 10, ["refold"], learn=True, **kwargs).experiences  # type: ignore[arg-type]
+    runs = runs_of(lookups(reach_back=True, calls=8), 2)
+    taught = dict(replayed(runs * 10, ["refold"], learn=True).experiences)
     assert taught["refold"].lengths == [9] * 20
-    alone = replay(runs, ["refold"], **kwargs).strategies["refold"].rows  # type: ignore[arg-type]
-    carried = replay(runs, ["refold"], experience=taught, **kwargs)  # type: ignore[arg-type]
+    alone = replayed(runs, ["refold"]).strategies["refold"].rows
+    carried = replayed(runs, ["refold"], experience=taught)
     first, second = ({k: v for k, v in r.items() if k != "id"} for r in carried_rows(carried))
     assert first == second  # a frozen experience: the same for every session, in any order
     assert first["removed_tokens"] < alone[0]["removed_tokens"]  # it learned: no late advance
