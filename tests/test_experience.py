@@ -20,7 +20,7 @@ from contextfold.core.errors import ConfigError, ContextFoldError
 from contextfold.core.experience import PRIOR_EXPOSURES, Experience
 from contextfold.core.experience_file import load_experiences, save_experiences
 from contextfold.core.history import History
-from contextfold.core.messages import AssistantMessage, SystemMessage
+from contextfold.core.messages import SystemMessage
 from contextfold.core.meter import PRICE_TABLES, get_profile
 from contextfold.core.protocols import Learning
 from contextfold.core.tokens import ApproxCounter
@@ -157,14 +157,6 @@ def test_carryon_asks_less_once_ended_sessions_showed_its_folds_refused() -> Non
 def test_learning_across_tasks_runs_them_in_one_process() -> None:
     with pytest.raises(ContextFoldError, match="in order in one process"):
         run_matrix("airline", ["0"], [Setting("refold")], workers=2, learn=True)
-
-
-def test_an_agent_message_is_no_session_end_for_a_strategy_without_experience() -> None:
-    refold = RefoldStrategy()
-    history = History(SystemMessage("s"), counter=ApproxCounter())
-    history.append(AssistantMessage("hi"))
-    refold.end(history)  # unshared: nothing to record, no error
-    assert refold._experience is None
 
 
 def test_the_commands_refuse_learn_with_ray_before_any_work(tmp_path: Path) -> None:

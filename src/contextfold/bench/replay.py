@@ -24,7 +24,7 @@ from contextfold.bench.availability import ARGS_KEYS, ArgIndex, ArgTally, args_s
 from contextfold.bench.cluster import FolderChoice, RaySweep
 from contextfold.bench.hindsight import Hindsight
 from contextfold.core.errors import ContextFoldError, ImportFormatError
-from contextfold.core.experience import Experience
+from contextfold.core.experience import Experience, start_from
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
 from contextfold.core.meter import FOLD_KEYS, Meter, ModelProfile, PriceTable
@@ -33,7 +33,7 @@ from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View, render_checked
 from contextfold.importers.base import Trajectory
 from contextfold.strategies.folding import FolderSource
-from contextfold.strategies.registry import build_strategy, spec_dict
+from contextfold.strategies.registry import build_strategy, spec_label
 
 __all__ = ["ReplayResult", "StrategyResult", "replay", "replay_one"]
 
@@ -175,15 +175,11 @@ def replay(
 
 
 def _experiences(
-    labels: Sequence[str], learn: bool, start: Mapping[str, Experience]
+    labels: Sequence[str], learn: bool, known: Mapping[str, Experience]
 ) -> dict[str, Experience]:
-    """Each label's experience: learning from ``start``'s counts (or none) with ``learn``,
-    else a frozen copy of ``start``'s."""
-    if not learn:
-        return {label: start[label].frozen_copy() for label in labels if label in start}
-    return {
-        label: start[label].thawed_copy() if label in start else Experience() for label in labels
-    }
+    """Each label's starting experience (:func:`~contextfold.core.experience.start_from`)."""
+    start = {label: start_from(known, label, learn=learn) for label in labels}
+    return {label: e for label, e in start.items() if e is not None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,13 +336,6 @@ def replay_one(
     if isinstance(strategy, Learning):
         strategy.end(history)
     return history
-
-
-def spec_label(spec: StrategySpec) -> str:
-    """The column label: a short spec as written, a YAML or dict spec by its ``type``."""
-    if isinstance(spec, str) and "\n" not in spec:
-        return " ".join(spec.split())
-    return str(spec_dict(spec).get("type", "?"))
 
 
 def _row(traj: Trajectory, steps: Sequence[Step], meter: Meter) -> dict[str, Any]:

@@ -32,9 +32,11 @@ of runs can be carried to runs it has not seen.
 from __future__ import annotations
 
 import threading
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["PRIOR_EXPOSURES", "PRIOR_FOLDS", "PRIOR_SESSIONS", "Experience"]
+__all__ = ["PRIOR_EXPOSURES", "PRIOR_FOLDS", "PRIOR_SESSIONS", "Experience", "start_from"]
 
 PRIOR_SESSIONS = 1.0
 """Weight of the prior's estimate of the calls to come, in ended sessions."""
@@ -42,6 +44,9 @@ PRIOR_EXPOSURES = 8.0
 """Most calls the ended sessions' reach-back rate weighs as in a new session."""
 PRIOR_FOLDS = 4.0
 """Most folds the ended sessions' commit rate weighs as in a new session."""
+
+
+_COUNTS = ("lengths", "hits", "exposed", "asked", "committed")
 
 
 @dataclass(slots=True)
@@ -57,17 +62,16 @@ class Experience:
     frozen: bool = False
     """Records nothing more (:meth:`record` does nothing)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _by_length: Counter[int] = field(init=False, repr=False, compare=False)
+    """How many ended sessions made each number of calls: :meth:`calls_to_come` runs at
+    every render that weighs a change, so it sums over distinct lengths, not sessions."""
+
+    def __post_init__(self) -> None:
+        self._by_length = Counter(self.lengths)
 
     def counts(self) -> dict[str, object]:
-        """The counts as plain data (what a file and a pickle hold)."""
-        with self._lock:
-            return {
-                "lengths": list(self.lengths),
-                "hits": self.hits,
-                "exposed": self.exposed,
-                "asked": self.asked,
-                "committed": self.committed,
-            }
+        """The counts as plain data (what a file holds)."""
+        return dict(zip(_COUNTS, self._fields()[:-1], strict=True))
 
     def frozen_copy(self) -> Experience:
         """The same counts, recording nothing more."""
@@ -94,6 +98,7 @@ class Experience:
             return
         with self._lock:
             self.lengths.append(max(calls, 0))
+            self._by_length[max(calls, 0)] += 1
             self.hits += max(hits, 0)
             self.exposed += max(exposed, 0)
             self.asked += max(asked, 0)
@@ -102,26 +107,42 @@ class Experience:
     def calls_to_come(self, made: int, prior: float) -> float:
         """Calls expected from now on, this one (number ``made``) included, given ``prior``
         (the estimate without experience)."""
+        sessions = left = 0
         with self._lock:
-            left = [length - made + 1 for length in self.lengths if length >= made]
-        if not left:
+            for length, count in self._by_length.items():
+                if length >= made:
+                    sessions += count
+                    left += count * (length - made + 1)
+        if not sessions:
             return prior
-        return (sum(left) + PRIOR_SESSIONS * prior) / (len(left) + PRIOR_SESSIONS)
+        return (left + PRIOR_SESSIONS * prior) / (sessions + PRIOR_SESSIONS)
 
     def reach_prior(self) -> tuple[float, float]:
-        """Pseudo-counts (reach-backs, exposed calls) a session's rate starts from."""
+        """Pseudo-counts (reach-backs, exposed calls) a session's rate starts from: Jeffreys'
+        (1/2, 1) before any exposed call ended."""
         with self._lock:
-            hits, exposed = self.hits, self.exposed
-        if exposed == 0:
-            return 0.5, 1.0  # Jeffreys
-        weight = min(float(exposed), PRIOR_EXPOSURES)
-        return weight * (hits + 0.5) / (exposed + 1), weight
+            return _prior(self.hits, self.exposed, (0.5, 1.0), PRIOR_EXPOSURES)
 
     def commit_prior(self) -> tuple[float, float]:
-        """Pseudo-counts (commits, folds asked) a session's commit chance starts from."""
+        """Pseudo-counts (commits, folds asked) a session's commit chance starts from:
+        Laplace's (1, 2) before any fold was asked."""
         with self._lock:
-            committed, asked = self.committed, self.asked
-        if asked == 0:
-            return 1.0, 2.0  # Laplace
-        weight = min(float(asked), PRIOR_FOLDS)
-        return weight * (committed + 1) / (asked + 2), weight
+            return _prior(self.committed, self.asked, (1.0, 2.0), PRIOR_FOLDS)
+
+
+def _prior(hits: int, tries: int, base: tuple[float, float], most: float) -> tuple[float, float]:
+    """Pseudo-counts with the ended sessions' rate (``base`` added, as without them), worth
+    at most ``most`` tries; ``base`` itself before any try."""
+    if tries == 0:
+        return base
+    weight = min(float(tries), most)
+    return weight * (hits + base[0]) / (tries + base[1]), weight
+
+
+def start_from(known: Mapping[str, Experience], label: str, *, learn: bool) -> Experience | None:
+    """What the sessions of ``label``'s strategy start from in a harness: with ``learn``, an
+    experience that records (from ``known``'s counts for the label, if any); without, a
+    frozen copy of the label's, or none."""
+    if learn:
+        return known[label].thawed_copy() if label in known else Experience()
+    return known[label].frozen_copy() if label in known else None

@@ -61,12 +61,12 @@ def make_strategy_factory(config: ServeConfig) -> Callable[[], Strategy]:
     without one is an error: the label would silently learn nothing)."""
     from contextfold.core.experience_file import load_experiences
     from contextfold.strategies.folding import FolderSource
-    from contextfold.strategies.registry import build_strategy
+    from contextfold.strategies.registry import build_strategy, spec_label
 
     folders = FolderSource(default=config.folder, threads=config.threads)
     if config.experience is None:
         return lambda: build_strategy(config.strategy, folders=folders)
-    label = " ".join(config.strategy.split())
+    label = spec_label(config.strategy)
     known = load_experiences(config.experience)
     if label not in known:
         raise ConfigError(

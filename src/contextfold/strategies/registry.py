@@ -37,7 +37,14 @@ from contextfold.strategies.folding import (
     OptionalFolderConfig,
 )
 
-__all__ = ["STRATEGIES", "build_strategy", "needs_folder", "spec_dict", "strategy_class"]
+__all__ = [
+    "STRATEGIES",
+    "build_strategy",
+    "needs_folder",
+    "spec_dict",
+    "spec_label",
+    "strategy_class",
+]
 
 STRATEGIES: dict[str, str] = {
     "full": "contextfold.strategies.full:FullStrategy",
@@ -129,6 +136,14 @@ def strategy_class(name: str) -> Any:
     if not hasattr(cls, "Config"):
         raise ConfigError(f"{path!r} has no pydantic 'Config' attribute; it is not a strategy")
     return cls
+
+
+def spec_label(spec: str | Mapping[str, Any]) -> str:
+    """A spec's label (a replay column, an experience file's key): a short spec as written,
+    blanks collapsed; a YAML or dict spec by its ``type``."""
+    if isinstance(spec, str) and "\n" not in spec:
+        return " ".join(spec.split())
+    return str(spec_dict(spec).get("type", "?"))
 
 
 def spec_dict(spec: str | Mapping[str, Any]) -> dict[str, Any]:

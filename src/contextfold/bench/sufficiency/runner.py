@@ -34,14 +34,14 @@ from contextfold.bench.sufficiency.plan import build_plan
 from contextfold.bench.sufficiency.session import SessionEnv, TaskEnvs
 from contextfold.bench.sufficiency.user import ScriptedUser
 from contextfold.core.errors import ContextBudgetError, ContextFoldError
-from contextfold.core.experience import Experience
+from contextfold.core.experience import Experience, start_from
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
 from contextfold.core.meter import FOLD_KEYS, Meter
 from contextfold.core.protocols import Learning
 from contextfold.envs.tau2 import Tau2Env
 from contextfold.strategies.folding import FolderSource
-from contextfold.strategies.registry import build_strategy
+from contextfold.strategies.registry import build_strategy, spec_label
 
 __all__ = [
     "ROW_KEYS",
@@ -294,24 +294,13 @@ def _run_task_last(
     return run_task(domain, task_id, settings, folder, frozen)
 
 
-def _label(setting: Setting) -> str:
-    return " ".join(setting.strategy.split())
-
-
-def _frozen(
-    settings: Sequence[Setting], start: Mapping[str, Experience]
+def _experiences(
+    settings: Sequence[Setting], learn: bool, known: Mapping[str, Experience]
 ) -> dict[Setting, Experience]:
-    """A frozen copy of its label's experience for each setting that has one."""
-    return {s: start[_label(s)].frozen_copy() for s in settings if _label(s) in start}
-
-
-def _learning(
-    settings: Sequence[Setting], start: Mapping[str, Experience]
-) -> dict[Setting, Experience]:
-    """An experience that records, for each setting (from its label's counts if any)."""
-    return {
-        s: start[_label(s)].thawed_copy() if _label(s) in start else Experience() for s in settings
-    }
+    """Each setting's starting experience, by its strategy's label
+    (:func:`~contextfold.core.experience.start_from`)."""
+    start = {s: start_from(known, spec_label(s.strategy), learn=learn) for s in settings}
+    return {s: e for s, e in start.items() if e is not None}
 
 
 def run_matrix(
@@ -333,8 +322,7 @@ def run_matrix(
     setting whose label ``experience`` holds shares a frozen copy of it (in any process)."""
     if learn and (workers > 1 or sweep is not None):
         raise ContextFoldError("learning across tasks runs them in order in one process")
-    start = experience or {}
-    frozen = {} if learn else _frozen(settings, start)
+    frozen = {} if learn else _experiences(settings, False, experience or {})
     folder = folder or FolderChoice()
     for setting in settings:  # a bad spec, or a missing folder, fails before any work
         build_strategy(setting.strategy, folders=FolderSource(default=folder.default))
@@ -345,7 +333,7 @@ def run_matrix(
         parts = sweep.map(_run_task_last, [(t,) for t in task_ids], shared=shared, on_done=done)
         return [r for part in parts for r in part]
     if workers <= 1:
-        learned = _learning(settings, start) if learn else frozen
+        learned = _experiences(settings, True, experience or {}) if learn else frozen
         for task_id in task_ids:
             results += run_task(domain, task_id, settings, folder, learned)
             if on_task is not None:
