@@ -36,8 +36,17 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["PRIOR_EXPOSURES", "PRIOR_FOLDS", "PRIOR_SESSIONS", "Experience", "start_from"]
+__all__ = [
+    "JEFFREYS",
+    "PRIOR_EXPOSURES",
+    "PRIOR_FOLDS",
+    "PRIOR_SESSIONS",
+    "Experience",
+    "start_from",
+]
 
+JEFFREYS = (0.5, 1.0)
+"""Reach-back pseudo-counts (reach-backs, calls) before any evidence: half a reach-back."""
 PRIOR_SESSIONS = 1.0
 """Weight of the prior's estimate of the calls to come, in ended sessions."""
 PRIOR_EXPOSURES = 8.0
@@ -121,7 +130,7 @@ class Experience:
         """Pseudo-counts (reach-backs, exposed calls) a session's rate starts from: Jeffreys'
         (1/2, 1) before any exposed call ended."""
         with self._lock:
-            return _prior(self.hits, self.exposed, (0.5, 1.0), PRIOR_EXPOSURES)
+            return _prior(self.hits, self.exposed, JEFFREYS, PRIOR_EXPOSURES)
 
     def commit_prior(self) -> tuple[float, float]:
         """Pseudo-counts (commits, folds asked) a session's commit chance starts from:

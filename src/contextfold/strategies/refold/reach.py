@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from contextfold.core.argvalues import call_values
+from contextfold.core.experience import JEFFREYS
 from contextfold.core.history import Step
 from contextfold.core.messages import AssistantMessage, ToolMessage, UserMessage
 from contextfold.core.prepared import Prepared, value_runs
@@ -48,7 +49,7 @@ class Reach:
     window: int
     hits: int = 0
     exposed: int = 0
-    prior: tuple[float, float] = (0.5, 1.0)
+    prior: tuple[float, float] = JEFFREYS
     """Pseudo-counts (reach-backs, exposed calls) before this session's evidence."""
     _known: list[Prepared] = field(default_factory=list)
     """User messages and the agent's own texts: what masking never hides."""
