@@ -57,9 +57,11 @@ def test_calls_to_come_blend_the_sessions_as_long_as_this_one_with_the_prior() -
 
 def test_the_rates_of_ended_sessions_are_priors_worth_a_few_calls() -> None:
     seen = Experience()
-    assert seen.reach_prior() == (0.5, 1.0) and seen.commit_prior() == (1.0, 2.0)
+    assert seen.reach_prior() is None and seen.commit_prior() == (1.0, 2.0)
     seen.record(calls=30, hits=9, exposed=29, asked=10, committed=0)
-    hits, exposed = seen.reach_prior()
+    prior = seen.reach_prior()
+    assert prior is not None
+    hits, exposed = prior
     assert exposed == PRIOR_EXPOSURES and hits / exposed == pytest.approx(9.5 / 30)
     commits, asked = seen.commit_prior()
     assert asked == 4 and commits / asked == pytest.approx(1 / 12)

@@ -18,7 +18,7 @@ from contextfold.core.tokens import ApproxCounter
 from contextfold.core.view import View, render_checked
 from contextfold.strategies.refold import RefoldStrategy
 from contextfold.strategies.refold.cost import CostRule
-from contextfold.strategies.refold.reach import Reach
+from contextfold.strategies.refold.reach import USE_WEIGHT, Reach
 
 
 def call(n: int, tool: str, **args: str | int) -> AssistantMessage:
@@ -53,7 +53,31 @@ def test_a_call_reaches_back_when_only_an_output_older_than_the_window_holds_its
         reach.learn(step)
     assert (reach.hits, reach.exposed) == (2, 3)  # steps 3, 4, 5 had older outputs
     assert reach.drawn == {1, 5}  # the restore's own result is kept in full too
-    assert reach.rate == (2 + 0.5) / (3 + 1)
+    # steps 2 and 3 used a value only an output held; step 4's was its own; the restore aside
+    assert (reach.uses, reach.calls) == (2, 3)
+    use = (2 + 0.5) / (3 + 1)
+    assert reach.rate == (2 + USE_WEIGHT * use) / (3 + USE_WEIGHT)
+
+
+def test_the_prior_is_the_agents_use_of_outputs_at_any_distance() -> None:
+    """Before it is exposed, an agent whose every call takes an id from the latest output
+    (a chain of lookups) is expected to reach back far more than one that uses nothing the
+    outputs say; after many exposed calls without a reach-back both rates are low."""
+    chain, reads = Reach("", window=1), Reach("", window=1)
+    for step in lookups(reach_back=False, calls=4):
+        chain.learn(step)
+    for step in build(
+        [
+            (call(i, "run", cmd=f"pytest -k t{i}"), ToolMessage("1 passed", f"c{i}"))
+            for i in range(4)
+        ]
+    ):
+        reads.learn(step)
+    assert (chain.uses, chain.calls, reads.uses, reads.calls) == (3, 3, 0, 3)
+    assert chain.rate > 3 * reads.rate
+    for step in lookups(reach_back=False, calls=40):
+        chain.learn(step)
+    assert chain.hits == 0 and chain.rate < 0.1
 
 
 def test_values_in_the_system_prompt_or_a_user_message_never_reach_back() -> None:

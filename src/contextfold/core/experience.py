@@ -6,16 +6,17 @@ agent reaches back into outputs it has moved past, and how often the folder's fo
 customer-service deployment runs sessions of about ten calls whose last write needs the
 lookups before it; a coding agent runs a hundred calls and rarely looks back. Without an
 :class:`Experience` each session starts from the same priors (the Copernican estimate of the
-calls to come, Jeffreys' half reach-back, Laplace's rule for commits). With one, every session
-that ends (:meth:`~contextfold.core.protocols.Learning.end`) adds what it showed, and the next
-sessions start from that:
+calls to come, refold's reach-back prior from the agent's use of outputs, Laplace's rule for
+commits). With one, every session that ends
+(:meth:`~contextfold.core.protocols.Learning.end`) adds what it showed, and the next sessions
+start from that:
 
 - **calls to come** after ``t`` calls: the mean of ``L - t + 1`` over the ended sessions that
   made ``L >= t`` calls, with the prior's estimate counted as :data:`PRIOR_SESSIONS` more such
   sessions; the prior alone past the longest session seen;
 - **reach-backs**: the ended sessions' rate, ``(hits + 1/2) / (exposed + 1)``, as a prior worth
   at most :data:`PRIOR_EXPOSURES` calls of this session (so this session's own evidence soon
-  dominates);
+  dominates), once an ended session was exposed;
 - **folds that commit**: likewise, ``(committed + 1) / (asked + 2)`` worth at most
   :data:`PRIOR_FOLDS` folds.
 
@@ -126,10 +127,13 @@ class Experience:
             return prior
         return (left + PRIOR_SESSIONS * prior) / (sessions + PRIOR_SESSIONS)
 
-    def reach_prior(self) -> tuple[float, float]:
-        """Pseudo-counts (reach-backs, exposed calls) a session's rate starts from: Jeffreys'
-        (1/2, 1) before any exposed call ended."""
+    def reach_prior(self) -> tuple[float, float] | None:
+        """Pseudo-counts (reach-backs, exposed calls) a session's rate starts from; None
+        before any exposed call ended (the session's own prior then:
+        :mod:`contextfold.strategies.refold.reach`)."""
         with self._lock:
+            if not self.exposed:
+                return None
             return _prior(self.hits, self.exposed, JEFFREYS, PRIOR_EXPOSURES)
 
     def commit_prior(self) -> tuple[float, float]:

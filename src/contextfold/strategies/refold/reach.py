@@ -9,11 +9,21 @@ many reach-backs as it restores steps, or as it uses values that way (at most as
 steps holding them). A call is **exposed** when there was an older output to reach back into;
 the rate
 
-    rate = (reach-backs + 1/2) / (exposed calls + 1)
+    rate = (reach-backs + a) / (exposed calls + b)
 
-(Jeffreys' prior: half a reach-back before any evidence; with an
-:class:`~contextfold.core.experience.Experience`, the rate of the workload's ended sessions,
-worth a few calls) is how many older outputs a later call is expected to need.
+is how many older outputs a later call is expected to need. The prior ``(a, b)`` is worth
+:data:`USE_WEIGHT` calls at the rate this agent **uses** outputs at all: the share of its calls
+(restores aside) that take a value only some tool output held, at any distance, window
+included, that output not one kept in full (below: its use risks nothing); Jeffreys' half a
+use before any call. An agent whose every lookup feeds the next call
+(a customer-service agent: a user's record, then their order, then its product) is likely to
+reach back as soon as the window passes what it looked up; an agent that mostly reads (a coding
+agent running tests and greps) is not. Before any exposed call, the use rate is the whole
+estimate; every exposed call then weighs as much as a call's worth of the prior. (Jeffreys' half
+a reach-back alone, as before, let a chain of lookups three calls old look safe to mask: its
+final write then restored them.) With an :class:`~contextfold.core.experience.Experience`, the
+prior is the rate of the workload's ended sessions instead, worth a few calls, once one of them
+was exposed.
 Customer-service agents re-use ids that an early lookup returned many calls later (tau2:
 about one call in six reaches back); coding agents mostly act on what they just read, or name
 it in their own commands first (SWE: about one in fifteen).
@@ -38,7 +48,10 @@ from contextfold.core.prepared import Prepared, value_runs
 from contextfold.core.verbatim import Leaf
 from contextfold.strategies.refold.prefix import restores_only
 
-__all__ = ["Reach"]
+__all__ = ["USE_WEIGHT", "Reach"]
+
+USE_WEIGHT = 2.0
+"""Calls' worth of the agent's use rate in the reach-back prior (module doc)."""
 
 
 @dataclass(slots=True)
@@ -49,8 +62,14 @@ class Reach:
     window: int
     hits: int = 0
     exposed: int = 0
-    prior: tuple[float, float] = JEFFREYS
-    """Pseudo-counts (reach-backs, exposed calls) before this session's evidence."""
+    uses: int = 0
+    """Calls (restores aside) that took a value only a tool output held, at any distance,
+    that output not kept in full (``drawn``)."""
+    calls: int = 0
+    """Calls (restores aside) made once there was a tool output to use."""
+    prior: tuple[float, float] | None = None
+    """Pseudo-counts (reach-backs, exposed calls) before this session's evidence; None: the
+    agent's use rate, worth :data:`USE_WEIGHT` calls."""
     _known: list[Prepared] = field(default_factory=list)
     """User messages and the agent's own texts: what masking never hides."""
     _outputs: list[tuple[int, Prepared]] = field(default_factory=list)
@@ -64,9 +83,15 @@ class Reach:
         self._system = Prepared(self.system)
 
     @property
+    def use_rate(self) -> float:
+        """Share of the calls that used a value only a tool output held (Jeffreys' prior)."""
+        return (self.uses + JEFFREYS[0]) / (self.calls + JEFFREYS[1])
+
+    @property
     def rate(self) -> float:
         """Chance that a later call needs something of the older outputs."""
-        return (self.hits + self.prior[0]) / (self.exposed + self.prior[1])
+        a, b = self.prior or (USE_WEIGHT * self.use_rate, USE_WEIGHT)
+        return (self.hits + a) / (self.exposed + b)
 
     def learn(self, step: Step) -> set[int]:
         """Take in one new step; returns the steps a reach-back of it drew on."""
@@ -92,27 +117,31 @@ class Reach:
 
     def _judge(self, head: AssistantMessage) -> set[int]:
         """Count the call; the steps its reach-back drew on."""
+        restores = sum(c.name == "restore" for c in head.tool_calls)
+        values = [] if restores else [v for c in head.tool_calls for v in call_values(c)]
+        holders = [self._holders(v) for v in dict.fromkeys(values)]
+        if self._observed and not restores:  # a use of an output kept in full risks nothing
+            self.calls += 1
+            self.uses += any(h - self.drawn for h in holders)
         shown = set(self._observed[-self.window :]) | self.drawn
         if len(shown) == len(self._observed):  # every step with outputs is shown: none older
             return set()
         self.exposed += 1
-        restores = sum(c.name == "restore" for c in head.tool_calls)
         if restores:
             self.hits += restores
             return set()
-        values = [v for c in head.tool_calls for v in call_values(c)]
-        reached = [self._drawn(v, shown) for v in dict.fromkeys(values)]
+        reached = [h for h in holders if h and not h & shown]
         drawn = set().union(*reached)
-        self.hits += min(sum(bool(r) for r in reached), len(drawn))
+        self.hits += min(len(reached), len(drawn))
         return drawn
 
-    def _drawn(self, value: Leaf, shown: set[int]) -> set[int]:
-        """The older steps holding ``value`` when nothing still seen holds it, else none."""
+    def _holders(self, value: Leaf) -> set[int]:
+        """The steps whose outputs hold ``value``, unless something the agent sees whatever
+        is masked holds it (then none)."""
         runs = value_runs(value)
         # a value used before is in the agent's own latest texts: look there first
         if self._system.holds(value, runs) or any(
             t.holds(value, runs) for t in reversed(self._known)
         ):
             return set()
-        holders = {s for s, text in self._outputs if text.holds(value, runs)}
-        return set() if holders & shown else holders
+        return {s for s, text in self._outputs if text.holds(value, runs)}

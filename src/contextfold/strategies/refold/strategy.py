@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from contextfold.core.errors import ConfigError
-from contextfold.core.experience import JEFFREYS, Experience
+from contextfold.core.experience import Experience
 from contextfold.core.history import History, Step
 from contextfold.core.meter import PRICE_TABLES
 from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
@@ -104,7 +104,7 @@ class RefoldStrategy:
         self._history = history
         self._state = SessionState()
         system = history.system
-        prior = self._experience.reach_prior() if self._experience else JEFFREYS
+        prior = self._experience.reach_prior() if self._experience else None
         self._reach = Reach(system.content if system else "", self.config.window, prior=prior)
         self._renderer = PrefixRenderer(history, self._state, self.ops, keep=self._reach.drawn)
         self._observed = 0
