@@ -75,9 +75,10 @@ def test_the_prior_is_the_agents_use_of_outputs_at_any_distance() -> None:
         reads.learn(step)
     assert (chain.uses, chain.calls, reads.uses, reads.calls) == (3, 3, 0, 3)
     assert chain.rate > 3 * reads.rate
+    long_chain = Reach("", window=1)
     for step in lookups(reach_back=False, calls=40):
-        chain.learn(step)
-    assert chain.hits == 0 and chain.rate < 0.1
+        long_chain.learn(step)
+    assert long_chain.hits == 0 and long_chain.exposed >= 30 and long_chain.rate < 0.1
 
 
 def test_values_in_the_system_prompt_or_a_user_message_never_reach_back() -> None:

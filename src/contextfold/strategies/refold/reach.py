@@ -118,9 +118,10 @@ class Reach:
     def _judge(self, head: AssistantMessage) -> set[int]:
         """Count the call; the steps its reach-back drew on."""
         restores = sum(c.name == "restore" for c in head.tool_calls)
-        values = [] if restores else [v for c in head.tool_calls for v in call_values(c)]
-        holders = [self._holders(v) for v in dict.fromkeys(values)]
+        holders: list[set[int]] = []
         if self._observed and not restores:  # a use of an output kept in full risks nothing
+            values = dict.fromkeys(v for c in head.tool_calls for v in call_values(c))
+            holders = [self._holders(v) for v in values]
             self.calls += 1
             self.uses += any(h - self.drawn for h in holders)
         shown = set(self._observed[-self.window :]) | self.drawn
