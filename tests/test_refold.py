@@ -318,3 +318,25 @@ def test_cost_rule_once_is_one_restore_over_the_change_life() -> None:
     assert rule.pays(**figures, once=0.0)
     assert not rule.pays(**figures, once=1.0)
     assert rule.pays(**figures, once=1.0) == rule.pays(**figures, reach=1.0 / calls)
+
+
+def test_the_first_advance_leaves_the_outputs_before_its_first_change_as_recorded() -> None:
+    """Labelling every output at the first advance would rewrite the cache from the first
+    output on; only the steps from the first one it changes are labelled (and rewritten)."""
+    outputs = ["alpha\n" * 30, "beta\n" * 30, "alpha\n" * 30, "gamma\n" * 30, "delta\n" * 30]
+    history = History(SystemMessage("s"), counter=ApproxCounter())
+    history.append(UserMessage("go"))
+    for n, text in enumerate(outputs, start=1):
+        history.append(act(n, "read_file", path=f"f{n}"), ToolMessage(text, f"c{n}"))
+    strategy = RefoldStrategy(
+        RefoldConfig(mask=False, supersede=False, advance="fixed", every=4, window=1)
+    )
+    view = render_checked(strategy, history)
+    assert strategy.advances == 1
+    shown = texts(view)
+    recorded = [m.content or "" for s in history.steps[:3] for m in s.messages]
+    assert shown[:5] == recorded  # the task, steps 1 and 2 as recorded: still cached
+    assert "PROGRESS" in shown[5]  # the marker note opens the first changed step
+    assert shown[7] == "[step 3] same output as step 1; restore(step=3) shows it"
+    assert shown[9] == "[step 4]\n" + outputs[3]
+    assert shown[11] == "[step 5]\n" + outputs[4]  # the window, after the boundary

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 __all__ = ["INSTRUCTIONS", "Markers", "parse_markers"]
 
 INSTRUCTIONS = (
-    "[Context note from the runtime, not from the user] Earlier tool outputs are labelled "
-    "[step N]; some are now folded or omitted. End every reply with two short lines:\n"
+    "[Context note from the runtime, not from the user] Tool outputs from here on are "
+    "labelled [step N]; some are now folded or omitted. End every reply with two short lines:\n"
     "PROGRESS: <what this step achieved>\nSTALE: <numbers of earlier steps whose output you no "
     "longer need, as a list or ranges, or none>\nStale steps are folded into one-line notes; "
     "call restore(step=N) to see any folded or omitted output again."
 )
-"""Shown from refold's first advance on, as a note right after the system message."""
+"""Shown from refold's first advance on, as a note before the first step it changes."""
 
 _PROGRESS = re.compile(r"^\s*PROGRESS:\s*(.+?)\s*$", re.MULTILINE)
 _STALE = re.compile(r"^\s*STALE:[ \t]*(.*?)\s*$", re.MULTILINE)

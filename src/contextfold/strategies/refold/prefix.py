@@ -123,6 +123,9 @@ class PrefixRenderer:
         self.history, self.state, self.ops = history, state, ops
         self.keep = keep
         """Steps never masked (the agent came back to them)."""
+        self.plain_before = 0
+        """Outputs of steps before this one are shown as recorded, without a label: steps
+        before the first one the first advance changes (labelling them would rewrite them)."""
         self.seen = SeenOutputs(min_run=ops.min_run)
         self._pointers: dict[int, set[int]] = {}  # step -> steps whose stubs point to it
 
@@ -162,6 +165,9 @@ class PrefixRenderer:
         if stub is None:
             if self.ops.dedup or self.ops.spans:
                 self.seen.add(step, msg.content)
+            if step < self.plain_before:
+                out.add(msg, tokens, prov)
+                return
             shown = label(step, msg)
             out.add(shown, self.history.count(shown), Provenance((step,), "transformed"))
             return

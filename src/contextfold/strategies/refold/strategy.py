@@ -250,6 +250,19 @@ class RefoldStrategy:
             rendered, _ = self._renderer.render(i, source)
             self._steps.append(rendered)
             self._sources.append(source)
+        if not self._folding:
+            self._unlabel(target, entries)
+
+    def _unlabel(self, target: int, entries: Entries) -> None:
+        """Before the first advance: show the outputs before the first step it would change
+        as recorded, so that the advance writes the cache again only from that step on."""
+        first = next((i for i in range(target) if self._steps[i].elisions), target)
+        old = self._renderer.plain_before
+        if first == old:
+            return
+        self._renderer.plain_before = first
+        self._dirty.update(range(min(old, first), min(max(old, first), target)))
+        self._rerender_dirty(entries)
 
     def _first_change(self) -> int:
         return min([self._prefix.boundary, *self._changed])

@@ -1,8 +1,9 @@
 """The steps after refold's boundary, shown in full, and the head of its view.
 
 Until refold first folds, the tail is the history as recorded. From the first advance on, each
-tool output is labelled ``[step N]`` (so that stubs and restores can point at it), rendered once
-per step and kept, and a note after the system message asks for the PROGRESS/STALE markers.
+tool output from the first step it changes on is labelled ``[step N]`` (so that stubs and
+restores can point at it), rendered once per step and kept; a note before that step asks for the
+PROGRESS/STALE markers. The outputs before it stay as recorded, so the cache keeps them.
 """
 
 from __future__ import annotations
