@@ -142,19 +142,26 @@ def test_rerunning_a_read_supersedes_the_older_copy_and_identical_output_dedups(
         act(3, "read_file", path="b.py"),
         act(4, "grep", pattern="CONST_1"),
         act(5, "grep", pattern="CONST_2"),
-        act(6, "list_files"),
-        act(7, "list_files"),
-        act(8, "list_files"),
+        act(6, "read_file", path="c.py"),
+        act(7, "read_file", path="c.py"),
+        act(8, "read_file", path="c.py"),
+        act(9, "list_files"),
+        act(10, "list_files"),
+        act(11, "list_files"),
     ]
     agent, _ = run(replies, mask=False, advance="fixed", every=1, window=1)
     end = texts(agent.result.views[-1])
     assert any(t.startswith("[step 1] output superseded by step 3") for t in end)
     reasons = {e.reason for e in agent.result.views[-1].elisions}
     assert "supersede" in reasons
-    # list_files ran three times: each older copy points to the next one (a stub, once
+    # c.py was read three times: each older copy points to the next one (a stub, once
     # written, is not rewritten when a still newer copy arrives: the prefix stays cached)
     assert any(t.startswith("[step 6] output superseded by step 7") for t in end)
     assert any(t.startswith("[step 7] output superseded by step 8") for t in end)
+    # the listing is shorter than a stub would be: its older copies stay as they are
+    listing = agent.history[9].results[0].content
+    assert end.count("[step 9]\n" + listing) == 1
+    assert not any(t.startswith("[step 9] output superseded") for t in end)
     # the newest read of b.py is shown in full, not as a pointer to the superseded copy
     assert any(t.startswith("[step 3]\n   1  CONST_0 = 0") for t in end)
 

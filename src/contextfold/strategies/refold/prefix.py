@@ -162,7 +162,8 @@ class PrefixRenderer:
             out.add(msg, tokens, prov)
             return
         stub, reason = self._stub(step, msg)
-        if stub is None:
+        kept = self.history.count(stub) if stub is not None else 0
+        if stub is None or kept >= tokens:  # a stub no shorter than the output saves nothing
             if self.ops.dedup or self.ops.spans:
                 self.seen.add(step, msg.content)
             if step < self.plain_before:
@@ -171,9 +172,8 @@ class PrefixRenderer:
             shown = label(step, msg)
             out.add(shown, self.history.count(shown), Provenance((step,), "transformed"))
             return
-        kept = self.history.count(stub)
         out.add(stub, kept, Provenance(prov.steps, "transformed"))
-        out.elide(Elision((step,), reason, max(tokens - kept, 0), _restore(step)))
+        out.elide(Elision((step,), reason, tokens - kept, _restore(step)))
 
     def _stub(self, step: int, msg: ToolMessage) -> tuple[ToolMessage | None, str]:
         state, ops = self.state, self.ops
