@@ -139,6 +139,9 @@ def test_an_output_the_agent_comes_back_to_is_kept_in_full_while_the_rest_is_mas
     assert chain.advances > 0 and chain._reach.hits == 0
     refold, shown = views(lookups(reach_back=True))
     assert refold.advances > 0 and refold._reach.drawn == {1}
+    # every exposed call reached back into the list, kept in full after the first: each one
+    # counts, as this agent is as likely to come back to what refold masks
+    assert refold._reach.hits == refold._reach.exposed == 22
     listed = [f"K{i:04d}X" for i in range(1, 24)]
     for view in shown[1:]:  # from the first call after the list
         text = "\n".join(m.content or "" for m in view.messages)

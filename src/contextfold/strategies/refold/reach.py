@@ -3,19 +3,22 @@
 A call **reaches back** when one of the values its arguments use (the rule of
 :func:`contextfold.core.argvalues.call_values`) is held verbatim by a tool output older than the
 window and by nothing the agent still sees once those outputs are stubs: not the system prompt,
-a user message, the agent's own earlier text (its replies and call arguments), an output in the
-window or one kept (below). A call to ``restore`` reaches back by definition. A call counts as
-many reach-backs as it restores steps, or as it uses values that way (at most as many as the
-steps holding them). A call is **exposed** when there was an older output to reach back into;
-the rate
+a user message, the agent's own earlier text (its replies and call arguments) or an output in
+the window. An output kept in full (below) counts like any other: the call risked nothing, but
+an agent that comes back to what it looked up will come back to the outputs refold masks as
+well (counting only reach-backs into masked outputs made a customer-service agent that re-used
+its customer's record at every call look as if it never reached back: retail sessions then
+restored the orders refold had masked at their final writes). A call to ``restore`` reaches
+back by definition. A call counts as many reach-backs as it restores steps, or as it uses
+values that way (at most as many as the steps holding them). A call is **exposed** when there
+was an older output to reach back into; the rate
 
     rate = (reach-backs + a) / (exposed calls + b)
 
 is how many older outputs a later call is expected to need. The prior ``(a, b)`` is worth
 :data:`USE_WEIGHT` calls at the rate this agent **uses** outputs at all: the share of its calls
 (restores aside) that take a value only some tool output held, at any distance, window
-included, that output not one kept in full (below: its use risks nothing); Jeffreys' half a
-use before any call. An agent whose every lookup feeds the next call
+included; Jeffreys' half a use before any call. An agent whose every lookup feeds the next call
 (a customer-service agent: a user's record, then their order, then its product) is likely to
 reach back as soon as the window passes what it looked up; an agent that mostly reads (a coding
 agent running tests and greps) is not. Before any exposed call, the use rate is the whole
@@ -31,9 +34,8 @@ The cost rule weighs an advance's expected restores with this rate.
 
 The outputs a reach-back drew on (``drawn``) are the ones this agent comes back to (a
 customer's record, the list of their orders): refold keeps them in full instead of masking
-them, unless they are settled already, and they count as seen from then on. So are the
-results of the agent's own restores: masking what it just brought back would only make it
-restore that again.
+them, unless they are settled already. So are the results of the agent's own restores:
+masking what it just brought back would only make it restore that again.
 """
 
 from __future__ import annotations
@@ -63,8 +65,7 @@ class Reach:
     hits: int = 0
     exposed: int = 0
     uses: int = 0
-    """Calls (restores aside) that took a value only a tool output held, at any distance,
-    that output not kept in full (``drawn``)."""
+    """Calls (restores aside) that took a value only a tool output held, at any distance."""
     calls: int = 0
     """Calls (restores aside) made once there was a tool output to use."""
     prior: tuple[float, float] | None = None
@@ -119,22 +120,21 @@ class Reach:
         """Count the call; the steps its reach-back drew on."""
         restores = sum(c.name == "restore" for c in head.tool_calls)
         holders: list[set[int]] = []
-        if self._observed and not restores:  # a use of an output kept in full risks nothing
+        if self._observed and not restores:
             values = dict.fromkeys(v for c in head.tool_calls for v in call_values(c))
             holders = [self._holders(v) for v in values]
             self.calls += 1
-            self.uses += any(h - self.drawn for h in holders)
-        shown = set(self._observed[-self.window :]) | self.drawn
-        if len(shown) == len(self._observed):  # every step with outputs is shown: none older
+            self.uses += any(holders)
+        window = set(self._observed[-self.window :])
+        if len(window) == len(self._observed):  # every step with outputs is shown: none older
             return set()
         self.exposed += 1
         if restores:
             self.hits += restores
             return set()
-        reached = [h for h in holders if h and not h & shown]
-        drawn = set().union(*reached)
-        self.hits += min(len(reached), len(drawn))
-        return drawn
+        reached = [h for h in holders if h and not h & window]
+        self.hits += min(len(reached), len(set().union(*reached)))
+        return set().union(*(h for h in reached if not h & self.drawn))
 
     def _holders(self, value: Leaf) -> set[int]:
         """The steps whose outputs hold ``value``, unless something the agent sees whatever
