@@ -125,9 +125,9 @@ class Reach:
             holders = [self._holders(v) for v in values]
             self.calls += 1
             self.uses += any(holders)
-        window = set(self._observed[-self.window :])
-        if len(window) == len(self._observed):  # every step with outputs is shown: none older
+        if len(self._observed) <= self.window:  # every step with outputs is shown: none older
             return set()
+        window = set(self._observed[-self.window :])
         self.exposed += 1
         if restores:
             self.hits += restores

@@ -274,12 +274,12 @@ class RefoldStrategy:
         return prefix.extend(self._steps, target, first_change)
 
     def _first_rewritten(self, target: int) -> int:
-        """The first step the first advance renders otherwise than as recorded: the note goes
-        before it, where the cache has to be written again anyway."""
-        for i in range(target):
-            if self._steps[i].messages != [e[0] for e in self._sources[i]]:
-                return i
-        return 0
+        """The first step the first advance renders otherwise than as recorded (the first it
+        changes: :meth:`_unlabel` left the ones before it as recorded): the note goes before
+        it, where the cache has to be written again anyway; before the first step when the
+        advance changes none."""
+        first = self._renderer.plain_before
+        return first if first < target else 0
 
     def _rerender_dirty(self, entries: Entries) -> None:
         while self._dirty:
