@@ -29,6 +29,7 @@ from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
 from contextfold.strategies.refold.cost import CostRule
 from contextfold.strategies.refold.markers import parse_markers
 from contextfold.strategies.registry import build_strategy
+from contextfold.strategies.restore import call_restore
 from tests.gen import histories
 
 A_PY = "\n".join(f"def f{i}(x):\n    return x * {i}" for i in range(20))
@@ -246,7 +247,10 @@ def test_restore_tool_refuses_bad_arguments() -> None:
     strategy = RefoldStrategy()
     assert strategy.call_tool("restore", {"step": "x"}, history).startswith("error: restore needs")
     assert "there is no step 3" in strategy.call_tool("restore", {"step": 3}, history)
+    # the same answer every restore-offering strategy gives to a tool it does not offer
+    assert strategy.call_tool("undo", {}, history) == call_restore("refold", "undo", {}, history)
     assert "no tool 'undo'" in strategy.call_tool("undo", {}, history)
+    assert strategy.restores == 0  # none of these brought anything back
 
 
 def test_in_a_chain_upstream_elisions_are_kept_and_become_restorable() -> None:

@@ -13,7 +13,14 @@ from typing import Any
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage
 
-__all__ = ["RESTORE_TOOL", "call_restore", "calls_made", "restore_calls", "restore_text"]
+__all__ = [
+    "RESTORE_TOOL",
+    "call_restore",
+    "calls_made",
+    "not_offered",
+    "restore_calls",
+    "restore_text",
+]
 
 RESTORE_TOOL: dict[str, Any] = {
     "type": "function",
@@ -58,10 +65,15 @@ def restore_text(arguments: Mapping[str, Any], history: History) -> tuple[str, i
     return found.message.content or "", step
 
 
+def not_offered(strategy: str, name: str) -> str:
+    """The answer to a call of a tool ``strategy`` does not offer (it offers ``restore``)."""
+    return f"error: {strategy} has no tool {name!r}; it offers restore(step)"
+
+
 def call_restore(strategy: str, name: str, arguments: Mapping[str, Any], history: History) -> str:
     """Answer a call of ``restore`` made to ``strategy``; any other name gets an error text."""
     if name != "restore":
-        return f"error: {strategy} has no tool {name!r}; it offers restore(step)"
+        return not_offered(strategy, name)
     return restore_text(arguments, history)[0]
 
 

@@ -43,7 +43,7 @@ from contextfold.strategies.refold.prefix import (
 from contextfold.strategies.refold.reach import Reach
 from contextfold.strategies.refold.settled import Settled
 from contextfold.strategies.refold.tail import Entries, Tail, head, note
-from contextfold.strategies.restore import RESTORE_TOOL, restore_text
+from contextfold.strategies.restore import RESTORE_TOOL, not_offered, restore_text
 
 __all__ = ["RefoldConfig", "RefoldStrategy"]
 
@@ -168,7 +168,7 @@ class RefoldStrategy:
 
     def call_tool(self, name: str, arguments: Mapping[str, Any], history: History) -> str:
         if name != "restore":
-            return f"error: refold has no tool {name!r}; it offers restore(step)"
+            return not_offered(self.name, name)
         self._sync(history)
         text, step = restore_text(arguments, history)
         self.restores += step is not None
