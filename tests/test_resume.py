@@ -147,3 +147,31 @@ def test_cli_session_and_resume_options(tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "no session 'nope'" in missing.output
     no_store = CliRunner().invoke(app, ["run", "--env", "tutorial:budget", "--resume", "taken"])
     assert no_store.exit_code == 2 and "needs --store" in no_store.output
+
+
+def test_the_run_command_closes_its_store_on_every_way_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A finished run, a refused session id and a run whose model fails each leave the store
+    closed (the real SQLite stores ``run`` opened, watched from outside)."""
+    import contextfold.core.store as stores
+
+    opened: list[SQLiteStore] = []
+
+    def watch(target: str | Path, **kw: object) -> SQLiteStore:
+        store = SQLiteStore(target)
+        opened.append(store)
+        return store
+
+    monkeypatch.setattr(stores, "open_store", watch)
+    path = tmp_path / "s.db"
+    argv = ["run", "--env", "workspace:reorder-code", "--model", "scripted", "-s", "full"]
+    done = CliRunner().invoke(app, [*argv, "--store", str(path), "--session", "one"])
+    assert done.exit_code == 0, done.output
+    refused = CliRunner().invoke(app, [*argv, "--store", str(path), "--session", "one"])
+    assert refused.exit_code == 2 and "already exists" in refused.output
+    failed = _run(path, "--session", "two", "--base-url", "http://127.0.0.1:9/v1")
+    assert failed.exit_code == 2 and "cannot be reached" in failed.output
+    assert len(opened) == 3 and all("[closed]" in repr(s) for s in opened)
+    with SQLiteStore(path) as store:  # what the finished run recorded is there
+        assert "one" in store.list_sessions()
