@@ -155,10 +155,14 @@ def test_rerunning_a_read_supersedes_the_older_copy_and_identical_output_dedups(
     assert any(t.startswith("[step 1] output superseded by step 3") for t in end)
     reasons = {e.reason for e in agent.result.views[-1].elisions}
     assert "supersede" in reasons
-    # c.py was read three times: each older copy points to the next one (a stub, once
-    # written, is not rewritten when a still newer copy arrives: the prefix stays cached)
-    assert any(t.startswith("[step 6] output superseded by step 7") for t in end)
-    assert any(t.startswith("[step 7] output superseded by step 8") for t in end)
+    # c.py was read three times, unchanged: the later copies are stubbed as they arrive (they
+    # never enter the view, nor the cache, in full) and point at the first, kept in full
+    assert any(t.startswith("[step 6]\n") for t in end)
+    for repeat in (7, 8):
+        assert f"[step {repeat}] same output as step 6; restore(step={repeat}) shows it" in end
+    c_py = agent.history[6].results[0].content
+    assert all(sum(c_py in t for t in texts(v)) <= 1 for v in agent.result.views)
+    assert {"repeat", "supersede"} <= reasons
     # the listing is shorter than a stub would be: its older copies stay as they are
     listing = agent.history[9].results[0].content
     assert end.count("[step 9]\n" + listing) == 1
@@ -214,7 +218,8 @@ def test_prefix_is_byte_identical_between_advances() -> None:
 def test_budget_forces_an_advance() -> None:
     replies = [act(i, "read_file", path="a.py" if i % 2 else "b.py") for i in range(8)]
     model = ScriptedModel([*replies, AssistantMessage("done")])
-    strategy = RefoldStrategy(RefoldConfig(every=50, window=2))
+    # dedup off: the re-reads would be stubbed as repeats and the view would stay in budget
+    strategy = RefoldStrategy(RefoldConfig(every=50, window=2, dedup=False))
     history = History(SystemMessage("s"))
     agent = Agent(model, strategy, FilesEnv(FILES), history=history, budget=1500)
     result = agent.run("go")
@@ -334,7 +339,8 @@ def test_cost_rule_once_is_one_restore_over_the_change_life() -> None:
 def test_the_first_advance_leaves_the_outputs_before_its_first_change_as_recorded() -> None:
     """Labelling every output at the first advance would rewrite the cache from the first
     output on; only the steps from the first one it changes are labelled (and rewritten)."""
-    outputs = ["alpha\n" * 30, "beta\n" * 30, "alpha\n" * 30, "gamma\n" * 30, "delta\n" * 30]
+    again = "alpha\n" * 30 + "omega"  # repeats step 1's lines: span dedup at the advance
+    outputs = ["alpha\n" * 30, "beta\n" * 30, again, "gamma\n" * 30, "delta\n" * 30]
     history = History(SystemMessage("s"), counter=ApproxCounter())
     history.append(UserMessage("go"))
     for n, text in enumerate(outputs, start=1):
@@ -348,6 +354,6 @@ def test_the_first_advance_leaves_the_outputs_before_its_first_change_as_recorde
     recorded = [m.content or "" for s in history.steps[:3] for m in s.messages]
     assert shown[:5] == recorded  # the task, steps 1 and 2 as recorded: still cached
     assert "PROGRESS" in shown[5]  # the marker note opens the first changed step
-    assert shown[7] == "[step 3] same output as step 1; restore(step=3) shows it"
+    assert shown[7].startswith("[step 3]\n[") and shown[7].endswith("\nomega")  # span stub
     assert shown[9] == "[step 4]\n" + outputs[3]
     assert shown[11] == "[step 5]\n" + outputs[4]  # the window, after the boundary

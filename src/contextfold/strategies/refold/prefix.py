@@ -12,7 +12,7 @@ stays as it is.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from contextfold.core.history import History, Step
@@ -30,6 +30,7 @@ __all__ = [
     "groups_of",
     "label",
     "labelled",
+    "repeat_stub",
     "restores_only",
 ]
 
@@ -119,10 +120,17 @@ class PrefixRenderer:
         ops: Operators,
         *,
         keep: Collection[int] = (),
+        repeats: Mapping[tuple[int, str], int] | None = None,
+        sources: Collection[int] = (),
     ) -> None:
         self.history, self.state, self.ops = history, state, ops
         self.keep = keep
         """Steps never masked (the agent came back to them)."""
+        self.repeats: Mapping[tuple[int, str], int] = repeats if repeats is not None else {}
+        """(step, tool call id) of an output stubbed as a repeat when it arrived -> the step
+        it repeats (:mod:`.repeats`): rendered here with the same stub."""
+        self.sources = sources
+        """Steps a repeat points at: never masked, nor superseded."""
         self.plain_before = 0
         """Outputs of steps before this one are shown as recorded, without a label: steps
         before the first one the first advance changes (labelling them would rewrite them)."""
@@ -177,25 +185,33 @@ class PrefixRenderer:
 
     def _stub(self, step: int, msg: ToolMessage) -> tuple[ToolMessage | None, str]:
         state, ops = self.state, self.ops
+        source = self.repeats.get((step, msg.tool_call_id))
+        if source is not None:  # stubbed when it arrived: the same stub, the prefix unchanged
+            return repeat_stub(step, source, msg), "repeat"
+        kept = step in self.keep or step in self.sources
         # before supersede: a masked output's stub never changes afterwards
-        if ops.mask and step not in self.keep:
+        if ops.mask and not kept:
             lines = msg.content.count("\n") + 1
             text = f"[step {step}] output omitted ({lines} lines); {_restore(step)} shows it"
             return _stub(msg, text), "mask"
         newer = state.latest.get(state.keys.get((step, msg.tool_call_id), ""), -1)
-        if ops.supersede and newer > step:
+        if ops.supersede and newer > step and step not in self.sources:
             return _stub(msg, superseded_stub(step, newer, msg.name)), "supersede"
         same = self.seen.whole(msg.content) if ops.dedup else None
         if same is not None and same != step and msg.content:
             self._pointers.setdefault(same, set()).add(step)
-            text = f"[step {step}] same output as step {same}; {_restore(step)} shows it"
-            return _stub(msg, text), "dedup"
+            return repeat_stub(step, same, msg), "dedup"
         spans = self.seen.spans(msg.content, exclude=step) if ops.spans else None
         if spans is not None:
             for source in spans.sources:
                 self._pointers.setdefault(source, set()).add(step)
             return _stub(msg, f"[step {step}]\n{spans.text}"), "dedup-span"
         return None, ""
+
+
+def repeat_stub(step: int, source: int, original: ToolMessage) -> ToolMessage:
+    """The stub of an output of ``step`` that repeats the one of ``source`` (:mod:`.repeats`)."""
+    return _stub(original, f"[step {step}] same output as step {source}; {_restore(step)} shows it")
 
 
 def _stub(original: ToolMessage, text: str) -> ToolMessage:

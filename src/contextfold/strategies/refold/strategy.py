@@ -10,9 +10,11 @@ The boundary may advance once ``every`` steps have passed it beyond the window. 
 ``advance: fixed`` it always does (ReFold's chunked rendering). With ``advance: cost`` it does
 when :class:`~contextfold.strategies.refold.cost.CostRule` says the saving pays for rewriting
 the cache and for the restore it may cost, over the calls still expected (estimated from the
-session). A view over the budget always forces an advance. Until the first advance the view is
-the history as it is (:mod:`~contextfold.strategies.refold.tail`): a session too short for
-folding to pay costs what full history costs.
+session). A view over the budget always forces an advance. An output that repeats one the view
+shows in full is a stub from the moment it arrives (:mod:`~contextfold.strategies.refold.repeats`:
+it never enters the cache, so this rewrites nothing). Until the first advance the view is
+otherwise the history as it is (:mod:`~contextfold.strategies.refold.tail`): a session too short
+for folding to pay costs at most what full history costs.
 
 Every removal is restorable: the ``restore`` tool (step number) returns the original verbatim,
 as its result at the end of the prompt; the settled prefix stays as it is.
@@ -39,8 +41,10 @@ from contextfold.strategies.refold.prefix import (
     PrefixRenderer,
     SessionState,
     groups_of,
+    restores_only,
 )
 from contextfold.strategies.refold.reach import Reach
+from contextfold.strategies.refold.repeats import Repeats
 from contextfold.strategies.refold.settled import Settled
 from contextfold.strategies.refold.tail import Entries, Tail, head, note
 from contextfold.strategies.restore import RESTORE_TOOL, not_offered, restore_text
@@ -106,7 +110,16 @@ class RefoldStrategy:
         system = history.system
         prior = self._experience.reach_prior() if self._experience else None
         self._reach = Reach(system.content if system else "", self.config.window, prior=prior)
-        self._renderer = PrefixRenderer(history, self._state, self.ops, keep=self._reach.drawn)
+        self._repeats = repeats = Repeats()
+        self._renderer = PrefixRenderer(
+            history,
+            self._state,
+            self.ops,
+            keep=self._reach.drawn,
+            repeats=repeats.sources,
+            sources=repeats.kept,
+        )
+        self._checked = 0  # steps looked at for repeats
         self._observed = 0
         self._steps: list[ViewBuilder] = []  # settled rendering of each step rendered so far
         self._sources: list[Sequence[Entry]] = []  # what each was rendered from
@@ -115,7 +128,7 @@ class RefoldStrategy:
         self._early_retry = (0, 0)  # (pending changes, call) when they were last turned down
         self._prefix = Settled.start(head(history))
         self._folding = False  # no advance yet: the view is the history as it is
-        self._tail = Tail(history)
+        self._tail = Tail(history, repeats)
         self._calls = 0
         self._sent = 0  # steps the previous call sent (the ones after are new to the cache)
         self.advances = self.forced_compactions = self.restores = 0
@@ -127,6 +140,8 @@ class RefoldStrategy:
     def render(self, history: History, budget: int | None) -> View:
         self._sync(history)
         self._upstream = ()
+        if self.ops.dedup:
+            self._find_repeats(history)
         return self._render(budget, self._step_entries)
 
     def share(self, experience: Experience) -> None:
@@ -185,6 +200,15 @@ class RefoldStrategy:
             for changed in self._state.learn(step, supersede=self.ops.supersede):
                 self._mark(changed)
         self._observed = len(history)
+
+    def _find_repeats(self, history: History) -> None:
+        """Stub the new outputs that repeat one the view shows in full, before they enter the
+        view (:mod:`.repeats`); a restore's result is left as the agent asked for it."""
+        for step in history.steps[self._checked : self._observed]:
+            if step.kind == "assistant" and restores_only(step.message):  # type: ignore[arg-type]
+                continue
+            self._repeats.find(step, history, self._renderer.seen.indexed, self._prefix.boundary)
+        self._checked = self._observed
 
     def _mark(self, step: int) -> None:
         if step < len(self._steps):
@@ -256,7 +280,7 @@ class RefoldStrategy:
     def _unlabel(self, target: int, entries: Entries) -> None:
         """Before the first advance: show the outputs before the first step it would change
         as recorded, so that the advance writes the cache again only from that step on."""
-        first = next((i for i in range(target) if self._steps[i].elisions), target)
+        first = next((i for i in range(target) if _changes(self._steps[i])), target)
         old = self._renderer.plain_before
         if first == old:
             return
@@ -362,9 +386,14 @@ class RefoldStrategy:
             (*p.messages, *(e[0] for e in tail)),
             (*p.tokens, *(e[1] for e in tail)),
             (*p.provenance, *(e[2] for e in tail)),
-            (*self._upstream, *p.elisions),
+            (*self._upstream, *p.elisions, *self._repeats.after(p.boundary)),
             strategy=self.name,
         )
 
     def _tail_tokens(self, start: int, entries: Entries, labels: bool) -> int:
         return self._tail.tokens(start, self._observed, entries, labels=labels)
+
+
+def _changes(rendered: ViewBuilder) -> bool:
+    """Whether a step's settled rendering differs from the tail's (a repeat's stub does not)."""
+    return any(e.reason != "repeat" for e in rendered.elisions)

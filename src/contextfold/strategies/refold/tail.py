@@ -1,6 +1,7 @@
 """The steps after refold's boundary, shown in full, and the head of its view.
 
-Until refold first folds, the tail is the history as recorded. From the first advance on, each
+Until refold first folds, the tail is the history as recorded, but for outputs that repeat one
+the view shows (:mod:`.repeats`: stubbed as they arrive). From the first advance on, each
 tool output from the first step it changes on is labelled ``[step N]`` (so that stubs and
 restores can point at it), rendered once per step and kept; a note before that step asks for the
 PROGRESS/STALE markers. The outputs before it stay as recorded, so the cache keeps them.
@@ -15,6 +16,7 @@ from contextfold.core.messages import UserMessage
 from contextfold.core.view import SYSTEM_PROVENANCE, Provenance
 from contextfold.strategies.refold.markers import INSTRUCTIONS
 from contextfold.strategies.refold.prefix import Entry, labelled
+from contextfold.strategies.refold.repeats import Repeats
 
 __all__ = ["Entries", "Tail", "head", "note"]
 
@@ -39,8 +41,8 @@ class Tail:
     """Renders steps in full, each step's rendering (labelled or not) and its token sum cached
     until :meth:`forget`, so weighing an advance at every call stays cheap."""
 
-    def __init__(self, history: History) -> None:
-        self.history = history
+    def __init__(self, history: History, repeats: Repeats) -> None:
+        self.history, self.repeats = history, repeats
         self._rendered: dict[tuple[int, bool], list[Entry]] = {}
         self._sums: dict[tuple[int, bool], int] = {}
 
@@ -64,10 +66,15 @@ class Tail:
         key = (index, labels)
         rendered = self._rendered.get(key)
         if rendered is None:
-            entries = source(index)
-            rendered = [labelled(index, e, self.history) for e in entries] if labels else [*entries]
+            rendered = [self._entry(index, e, labels) for e in source(index)]
             self._rendered[key] = rendered
         return rendered
+
+    def _entry(self, index: int, entry: Entry, labels: bool) -> Entry:
+        stub = self.repeats.entry(index, entry)
+        if stub is not None:
+            return stub
+        return labelled(index, entry, self.history) if labels else entry
 
     def forget(self, before: int | None = None) -> None:
         """Drop the cached renderings of steps before ``before`` (all when None)."""

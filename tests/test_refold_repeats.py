@@ -1,0 +1,109 @@
+"""refold stubs an output that repeats one the view shows in full as it arrives (repeats)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+from contextfold.core.history import History
+from contextfold.core.messages import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from contextfold.core.tokens import ApproxCounter
+from contextfold.core.view import View, render_checked
+from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
+
+SEARCH = "\n".join(f"flight HAT{n:03d} departs 0{n % 10}:00, 120 seats" for n in range(40))
+RECORD = "\n".join(f"reservation line {n}: passenger {n}" for n in range(30))
+
+
+def call(n: int, tool: str, **args: str | int) -> AssistantMessage:
+    return AssistantMessage(None, tool_calls=(ToolCall(f"c{n}", tool, json.dumps(args)),))
+
+
+def session(outputs: list[tuple[str, str]]) -> History:
+    history = History(SystemMessage("You book flights."), counter=ApproxCounter())
+    history.append(UserMessage("Find me a flight."))
+    for n, (tool, text) in enumerate(outputs, start=1):
+        history.append(call(n, tool, q=f"q{n}"), ToolMessage(text, f"c{n}"))
+    return history
+
+
+def views(history: History, config: RefoldConfig) -> tuple[RefoldStrategy, list[View]]:
+    """The view before each agent step, as a live loop would render it."""
+    refold, out = RefoldStrategy(config), []
+    replayed = History(history.system, counter=history.counter)
+    for step in history:
+        if step.kind == "assistant":
+            out.append(render_checked(refold, replayed))
+        replayed.append_step(step)
+        refold.observe(step, replayed)
+    out.append(render_checked(refold, replayed))
+    return refold, out
+
+
+def texts(view: View) -> list[str]:
+    return [m.content or "" for m in view.messages]
+
+
+def test_a_repeated_output_is_a_stub_from_the_first_view_that_holds_it() -> None:
+    history = session([("search", SEARCH), ("get", RECORD), ("search", SEARCH)])
+    refold, shown = views(history, RefoldConfig())
+    assert refold.advances == 0  # too short to fold: only the repeat differs from full
+    last = texts(shown[-1])
+    assert last.count(SEARCH) == 1  # step 1's copy, in full
+    assert last[-1] == "[step 3] same output as step 1; restore(step=3) shows it"
+    (elision,) = shown[-1].elisions
+    assert (elision.steps, elision.reason, str(elision.restore)) == (
+        (3,),
+        "repeat",
+        "restore(step=3)",
+    )
+    assert elision.tokens > 100
+    assert refold.call_tool("restore", {"step": 3}, history) == SEARCH
+    # it never entered the view in full, so no earlier prompt changed: each extends the last
+    prompts = [v.messages for v in shown]
+    assert all(new[: len(old)] == old for old, new in itertools.pairwise(prompts))
+
+
+def test_the_output_a_repeat_points_at_stays_in_full_and_the_stub_does_not_change() -> None:
+    """With masking and a fixed advance at every step (two outputs in the window, so the first
+    copy is still in full when the repeat arrives), the boundary passes both copies: the
+    earlier one is kept in full (the agent reads the text there), the repeat keeps the stub it
+    had in the tail, and other outputs are masked."""
+    others = [("get", RECORD.replace("line", f"row{k}")) for k in range(4)]
+    history = session([("search", SEARCH), others[0], ("search", SEARCH), *others[1:]])
+    refold, shown = views(history, RefoldConfig(advance="fixed", every=1, window=2))
+    assert refold.advances >= 3
+    last = texts(shown[-1])
+    assert "[step 1]\n" + SEARCH in last
+    stub = "[step 3] same output as step 1; restore(step=3) shows it"
+    assert all(stub in texts(v) for v in shown[3:])  # from its arrival on, the same stub
+    assert any(e.reason == "mask" and e.steps == (2,) for e in shown[-1].elisions)
+    assert not any(e.steps == (1,) for e in shown[-1].elisions)
+
+
+def test_an_output_repeating_a_masked_one_is_shown_in_full() -> None:
+    others = [("get", RECORD.replace("line", f"row{k}")) for k in range(4)]
+    history = session([("search", SEARCH), *others, ("search", SEARCH)])
+    _, shown = views(history, RefoldConfig(advance="fixed", every=1, window=1))
+    first = next(i for i, v in enumerate(shown) if any(e.steps == (1,) for e in v.elisions))
+    assert first < len(shown) - 1  # step 1 was masked before its repeat arrived
+    last = texts(shown[-1])
+    assert "[step 6]\n" + SEARCH in last
+    assert not any(e.reason == "repeat" for e in shown[-1].elisions)
+
+
+def test_a_restore_result_and_a_session_without_dedup_are_left_as_they_are() -> None:
+    history = session([("search", SEARCH), ("get", RECORD)])
+    history.append(call(9, "restore", step=1), ToolMessage(SEARCH, "c9"))
+    refold, shown = views(history, RefoldConfig())
+    assert texts(shown[-1]).count(SEARCH) == 2  # the agent asked for it: it gets it
+    repeated = session([("search", SEARCH), ("get", RECORD), ("search", SEARCH)])
+    plain, shown = views(repeated, RefoldConfig(dedup=False))
+    assert texts(shown[-1]).count(SEARCH) == 2 and not shown[-1].elisions
+    assert refold.restores == plain.restores == 0
