@@ -3,26 +3,17 @@
 from __future__ import annotations
 
 import itertools
-import json
 
 from contextfold.core.history import History
-from contextfold.core.messages import (
-    AssistantMessage,
-    SystemMessage,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-)
+from contextfold.core.messages import AssistantMessage, SystemMessage, ToolMessage, UserMessage
 from contextfold.core.tokens import ApproxCounter
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View
 from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
+from tests.test_refold_reach import call
+from tests.test_refold_reach import views as replay
 
 SEARCH = "\n".join(f"flight HAT{n:03d} departs 0{n % 10}:00, 120 seats" for n in range(40))
 RECORD = "\n".join(f"reservation line {n}: passenger {n}" for n in range(30))
-
-
-def call(n: int, tool: str, **args: str | int) -> AssistantMessage:
-    return AssistantMessage(None, tool_calls=(ToolCall(f"c{n}", tool, json.dumps(args)),))
 
 
 def session(outputs: list[tuple[str, str]]) -> History:
@@ -33,17 +24,15 @@ def session(outputs: list[tuple[str, str]]) -> History:
     return history
 
 
+def done(history: History) -> History:
+    history.append(AssistantMessage("Done."))
+    return history
+
+
 def views(history: History, config: RefoldConfig) -> tuple[RefoldStrategy, list[View]]:
-    """The view before each agent step, as a live loop would render it."""
-    refold, out = RefoldStrategy(config), []
-    replayed = History(history.system, counter=history.counter)
-    for step in history:
-        if step.kind == "assistant":
-            out.append(render_checked(refold, replayed))
-        replayed.append_step(step)
-        refold.observe(step, replayed)
-    out.append(render_checked(refold, replayed))
-    return refold, out
+    """The view before each agent step, as a live loop would render it (the last one after
+    every output: a closing reply is added)."""
+    return replay(done(history), RefoldStrategy(config))
 
 
 def texts(view: View) -> list[str]:
