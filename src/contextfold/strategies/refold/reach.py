@@ -122,7 +122,7 @@ class Reach:
         holders: list[set[int]] = []
         if self._observed and not restores:
             values = dict.fromkeys(v for c in head.tool_calls for v in call_values(c))
-            holders = [self._holders(v) for v in values]
+            holders = [self.holders(v) for v in values]
             self.calls += 1
             self.uses += any(holders)
         if len(self._observed) <= self.window:  # every step with outputs is shown: none older
@@ -136,7 +136,7 @@ class Reach:
         self.hits += min(len(reached), len(set().union(*reached)))
         return set().union(*(h for h in reached if not h & self.drawn))
 
-    def _holders(self, value: Leaf) -> set[int]:
+    def holders(self, value: Leaf) -> set[int]:
         """The steps whose outputs hold ``value``, unless something the agent sees whatever
         is masked holds it (then none)."""
         runs = value_runs(value)
