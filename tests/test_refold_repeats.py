@@ -96,3 +96,20 @@ def test_a_restore_result_and_a_session_without_dedup_are_left_as_they_are() -> 
     plain, shown = views(repeated, RefoldConfig(dedup=False))
     assert texts(shown[-1]).count(SEARCH) == 2 and not shown[-1].elisions
     assert refold.restores == plain.restores == 0
+
+
+def test_a_later_different_output_of_the_same_call_supersedes_the_kept_copy() -> None:
+    """A file read, read again unchanged (a repeat: the first copy is kept), then changed and
+    read a third time: the first copy is superseded as usual, never by its own repeat."""
+    history = History(SystemMessage("You edit files."), counter=ApproxCounter())
+    history.append(UserMessage("Fix a.py."))
+    changed = SEARCH.replace("seats", "places")
+    steps = [("read", SEARCH), ("get", RECORD), ("read", SEARCH), ("read", changed)]
+    for n, (tool, text) in enumerate([*steps, ("get", RECORD.replace("line", "row"))], start=1):
+        path = "a.py" if tool == "read" else f"r{n}"
+        history.append(call(n, tool, path=path), ToolMessage(text, f"c{n}"))
+    _, shown = views(history, RefoldConfig(mask=False, advance="fixed", every=1, window=1))
+    assert any(SEARCH in t for t in texts(shown[3]))  # the repeat arrived: step 1 in full
+    last = texts(shown[-1])
+    assert "[step 3] same output as step 1; restore(step=3) shows it" in last
+    assert any(t.startswith("[step 1] output superseded by step 4") for t in last)

@@ -12,8 +12,9 @@ stays as it is.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from contextfold.core.history import History, Step
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
@@ -21,6 +22,9 @@ from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBu
 from contextfold.strategies.refold.markers import parse_markers
 from contextfold.strategies.refold.spans import SeenOutputs
 from contextfold.strategies.supersede import resource_key, superseded_stub
+
+if TYPE_CHECKING:
+    from contextfold.strategies.refold.repeats import Repeats
 
 __all__ = [
     "Entry",
@@ -120,17 +124,14 @@ class PrefixRenderer:
         ops: Operators,
         *,
         keep: Collection[int] = (),
-        repeats: Mapping[tuple[int, str], int] | None = None,
-        sources: Collection[int] = (),
+        repeats: Repeats | None = None,
     ) -> None:
         self.history, self.state, self.ops = history, state, ops
         self.keep = keep
         """Steps never masked (the agent came back to them)."""
-        self.repeats: Mapping[tuple[int, str], int] = repeats if repeats is not None else {}
-        """(step, tool call id) of an output stubbed as a repeat when it arrived -> the step
-        it repeats (:mod:`.repeats`): rendered here with the same stub."""
-        self.sources = sources
-        """Steps a repeat points at: never masked, nor superseded."""
+        self.repeats = repeats
+        """Outputs stubbed as repeats when they arrived (:mod:`.repeats`): rendered here with
+        the same stub; the outputs they point at are never masked, nor superseded by them."""
         self.plain_before = 0
         """Outputs of steps before this one are shown as recorded, without a label: steps
         before the first one the first advance changes (labelling them would rewrite them)."""
@@ -185,17 +186,19 @@ class PrefixRenderer:
 
     def _stub(self, step: int, msg: ToolMessage) -> tuple[ToolMessage | None, str]:
         state, ops = self.state, self.ops
-        source = self.repeats.get((step, msg.tool_call_id))
+        repeats = self.repeats
+        source = repeats.sources.get((step, msg.tool_call_id)) if repeats else None
         if source is not None:  # stubbed when it arrived: the same stub, the prefix unchanged
             return repeat_stub(step, source, msg), "repeat"
-        kept = step in self.keep or step in self.sources
+        kept = step in self.keep or (repeats is not None and step in repeats.kept)
         # before supersede: a masked output's stub never changes afterwards
         if ops.mask and not kept:
             lines = msg.content.count("\n") + 1
             text = f"[step {step}] output omitted ({lines} lines); {_restore(step)} shows it"
             return _stub(msg, text), "mask"
         newer = state.latest.get(state.keys.get((step, msg.tool_call_id), ""), -1)
-        if ops.supersede and newer > step and step not in self.sources:
+        own = repeats is not None and step in repeats.pointed(newer)  # its repeat: keep it
+        if ops.supersede and newer > step and not own:
             return _stub(msg, superseded_stub(step, newer, msg.name)), "supersede"
         same = self.seen.whole(msg.content) if ops.dedup else None
         if same is not None and same != step and msg.content:

@@ -5,7 +5,8 @@ again unchanged) gets the same text back. Shown again in full, the copy costs it
 later call; stubbed when it first enters the view, it never entered the cache, so removing it
 rewrites nothing: the saving is free under any price table. The stub names the earlier step and
 ``restore(step=N)`` brings the repeat back verbatim. The earlier copy is then never masked or
-superseded by its repeat (refold keeps it in full: the agent reads the text there), and the stub
+superseded by its repeat (refold keeps it in full: the agent reads the text there; a later
+different output of the same call supersedes it as usual), and the stub
 stays the same when the boundary passes the repeat, so the prefix does not change either.
 
 Only whole outputs repeat (runs of lines that repeat are span dedup's, at the boundary), and only
@@ -37,6 +38,12 @@ class Repeats:
     """Steps a repeat points at: shown in full from then on."""
     _texts: dict[str, list[int]] = field(default_factory=dict)
     """Output text -> the steps that showed it in full, in order."""
+    _steps: dict[int, set[int]] = field(default_factory=dict)
+    """Step of a repeat -> the steps its outputs repeat."""
+
+    def pointed(self, step: int) -> set[int]:
+        """The steps whose outputs ``step``'s repeats point at (none: not a repeat)."""
+        return self._steps.get(step, set())
 
     def find(self, step: Step, history: History, shown: Collection[int], boundary: int) -> None:
         """Take in a new step: an output that repeats one shown in full (a step in ``shown``,
@@ -53,6 +60,7 @@ class Repeats:
                 continue
             key = (step.index, message.tool_call_id)
             self.sources[key] = source
+            self._steps.setdefault(step.index, set()).add(source)
             self.kept.add(source)
             restore = RestorePath.step(step.index)
             self.elisions[key] = Elision((step.index,), "repeat", tokens - kept, restore)

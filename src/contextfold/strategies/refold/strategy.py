@@ -31,6 +31,7 @@ from pydantic import Field
 from contextfold.core.errors import ConfigError
 from contextfold.core.experience import Experience
 from contextfold.core.history import History, Step
+from contextfold.core.messages import AssistantMessage
 from contextfold.core.meter import PRICE_TABLES
 from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
 from contextfold.strategies.base import StrategyConfig
@@ -116,8 +117,7 @@ class RefoldStrategy:
             self._state,
             self.ops,
             keep=self._reach.drawn,
-            repeats=repeats.sources,
-            sources=repeats.kept,
+            repeats=repeats,
         )
         self._checked = 0  # steps looked at for repeats
         self._observed = 0
@@ -199,13 +199,15 @@ class RefoldStrategy:
                     self._mark(drawn)
             for changed in self._state.learn(step, supersede=self.ops.supersede):
                 self._mark(changed)
+                for source in self._repeats.pointed(changed):  # now superseded past its repeat
+                    self._mark(source)
         self._observed = len(history)
 
     def _find_repeats(self, history: History) -> None:
         """Stub the new outputs that repeat one the view shows in full, before they enter the
         view (:mod:`.repeats`); a restore's result is left as the agent asked for it."""
         for step in history.steps[self._checked : self._observed]:
-            if step.kind == "assistant" and restores_only(step.message):  # type: ignore[arg-type]
+            if isinstance(step.message, AssistantMessage) and restores_only(step.message):
                 continue
             self._repeats.find(step, history, self._renderer.seen.indexed, self._prefix.boundary)
         self._checked = self._observed
