@@ -187,9 +187,9 @@ class PrefixRenderer:
     def _stub(self, step: int, msg: ToolMessage) -> tuple[ToolMessage | None, str]:
         state, ops = self.state, self.ops
         repeats = self.repeats
-        source = repeats.sources.get((step, msg.tool_call_id)) if repeats else None
-        if source is not None:  # stubbed when it arrived: the same stub, the prefix unchanged
-            return repeat_stub(step, source, msg), "repeat"
+        repeated = repeats.stub(step, msg.tool_call_id) if repeats else None
+        if repeated is not None:  # stubbed when it arrived: the same stub, the prefix unchanged
+            return repeated, "repeat"
         kept = step in self.keep or (repeats is not None and step in repeats.kept)
         # before supersede: a masked output's stub never changes afterwards
         if ops.mask and not kept:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from contextfold.core.history import History, Step
 from contextfold.core.messages import ToolMessage
@@ -27,23 +28,34 @@ from contextfold.strategies.refold.prefix import Entry, repeat_stub
 __all__ = ["Repeats"]
 
 
+class _Repeat(NamedTuple):
+    source: int
+    """The step whose output it repeats."""
+    stub: ToolMessage
+    tokens: int
+    """The stub's tokens."""
+    elision: Elision
+
+
 @dataclass(slots=True)
 class Repeats:
     """The repeats found so far, and the outputs they point at (one instance per session)."""
 
-    sources: dict[tuple[int, str], int] = field(default_factory=dict)
-    """(step, tool call id) of a repeat -> the step whose output it repeats."""
-    elisions: dict[tuple[int, str], Elision] = field(default_factory=dict)
     kept: set[int] = field(default_factory=set)
     """Steps a repeat points at: shown in full from then on."""
+    _found: dict[tuple[int, str], _Repeat] = field(default_factory=dict)
+    """(step, tool call id) of each repeat."""
     _texts: dict[str, list[int]] = field(default_factory=dict)
     """Output text -> the steps that showed it in full, in order."""
-    _steps: dict[int, set[int]] = field(default_factory=dict)
-    """Step of a repeat -> the steps its outputs repeat."""
 
     def pointed(self, step: int) -> set[int]:
         """The steps whose outputs ``step``'s repeats point at (none: not a repeat)."""
-        return self._steps.get(step, set())
+        return {r.source for (s, _), r in self._found.items() if s == step}
+
+    def stub(self, step: int, call_id: str) -> ToolMessage | None:
+        """The stub of the output of ``step`` answering ``call_id``, if it is a repeat."""
+        found = self._found.get((step, call_id))
+        return found.stub if found else None
 
     def find(self, step: Step, history: History, shown: Collection[int], boundary: int) -> None:
         """Take in a new step: an output that repeats one shown in full (a step in ``shown``,
@@ -52,18 +64,33 @@ class Repeats:
         for message, tokens in zip(step.messages, step.tokens, strict=True):
             if not isinstance(message, ToolMessage) or not message.content:
                 continue
-            source = self._source(message.content, step.index, shown, boundary)
-            stub = None if source is None else repeat_stub(step.index, source, message)
-            kept = history.count(stub) if stub is not None else tokens
-            if source is None or kept >= tokens:
+            found = self._repeat(step.index, message, tokens, history, shown, boundary)
+            if found is None:
                 self._texts.setdefault(message.content, []).append(step.index)
                 continue
-            key = (step.index, message.tool_call_id)
-            self.sources[key] = source
-            self._steps.setdefault(step.index, set()).add(source)
-            self.kept.add(source)
-            restore = RestorePath.step(step.index)
-            self.elisions[key] = Elision((step.index,), "repeat", tokens - kept, restore)
+            self._found[(step.index, message.tool_call_id)] = found
+            self.kept.add(found.source)
+
+    def _repeat(
+        self,
+        step: int,
+        message: ToolMessage,
+        tokens: int,
+        history: History,
+        shown: Collection[int],
+        boundary: int,
+    ) -> _Repeat | None:
+        """``message`` of ``step`` as a repeat, unless no earlier output shown in full is the
+        same or the stub would be no shorter."""
+        source = self._source(message.content, step, shown, boundary)
+        if source is None:
+            return None
+        stub = repeat_stub(step, source, message)
+        kept = history.count(stub)
+        if kept >= tokens:
+            return None
+        elision = Elision((step,), "repeat", tokens - kept, RestorePath.step(step))
+        return _Repeat(source, stub, kept, elision)
 
     def _source(self, text: str, step: int, shown: Collection[int], boundary: int) -> int | None:
         for earlier in reversed(self._texts.get(text, ())):
@@ -76,14 +103,11 @@ class Repeats:
         message, _, provenance = entry
         if not isinstance(message, ToolMessage):
             return None
-        key = (step, message.tool_call_id)
-        source = self.sources.get(key)
-        if source is None:
+        found = self._found.get((step, message.tool_call_id))
+        if found is None:
             return None
-        stub = repeat_stub(step, source, message)
-        tokens = entry[1] - self.elisions[key].tokens
-        return stub, tokens, Provenance(provenance.steps, "transformed")
+        return found.stub, found.tokens, Provenance(provenance.steps, "transformed")
 
     def after(self, boundary: int) -> list[Elision]:
         """The elisions of the repeats at or after ``boundary`` (shown in the tail)."""
-        return [e for (step, _), e in self.elisions.items() if step >= boundary]
+        return [r.elision for (step, _), r in self._found.items() if step >= boundary]
