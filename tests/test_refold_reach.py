@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import pytest
 
 from contextfold.core.history import History
 from contextfold.core.messages import (
@@ -180,3 +183,29 @@ def test_a_restore_ends_the_saving_of_the_piece_it_brings_back() -> None:
     p = PRICE_TABLES["default"]
     per_call = 1000 * p.cache_read - 0.2 * (1000 * p.cache_read + 100 * p.cache_write)
     assert rule.expected_calls(10) * per_call > 1000 * (p.cache_write - p.cache_read)
+
+
+def test_the_restore_risk_is_shared_by_every_older_output_refold_may_mask() -> None:
+    """The reach-back rate counts reach-backs into any output older than the window, so each
+    of them (those kept in full aside) takes an even share of it: small outputs a stub would
+    not shorten included, not only the ones masked so far."""
+    record = json.dumps({"id": "R1", "rows": [f"row {k} of the record" for k in range(80)]})
+    steps: list[tuple[Message, ...]] = [(UserMessage("Check the record, then ping."),)]
+    steps.append((call(0, "get", id="R1"), ToolMessage(record, "c0")))
+    steps += [(call(i, "ping", seq=f"P{i:02d}Q"), ToolMessage("ok", f"c{i}")) for i in range(1, 12)]
+    steps.append((AssistantMessage("Done."),))
+    refold = RefoldStrategy()
+    weighed: list[tuple[float, float, int]] = []
+
+    class Recording(CostRule):
+        def pays(self, **figures: Any) -> bool:
+            older = len(refold._state.observations) - 1  # the window holds one
+            weighed.append((figures["reach"], refold._reach.rate, older))
+            return super().pays(**figures)
+
+    refold.rule = Recording(PRICE_TABLES["default"])
+    views(build(steps), refold)
+    assert refold._reach.drawn == set() and refold.advances > 0
+    shared = [(reach, rate, older) for reach, rate, older in weighed if reach and older >= 3]
+    assert shared
+    assert all(reach == pytest.approx(rate / older) for reach, rate, older in shared)

@@ -344,17 +344,13 @@ class RefoldStrategy:
             saving=stay - moved,
             prompt=moved,
             pieces=[e.tokens for e in cheap.elisions[len(old.elisions) :]],
-            removed=len(cheap.elisions),
         )
 
-    def _worth(
-        self, *, rewritten: int, saving: int, prompt: int, pieces: list[int], removed: int
-    ) -> bool:
-        """The cost rule. ``pieces``: the tokens of each step this change removes; ``removed``:
-        how many steps the prefix removes in all. A later call reaches back with the rate this
-        session's agent has shown (:mod:`~.reach`), into any removed step alike, and a restore
-        brings back one step."""
-        share = len(pieces) / max(removed, len(pieces), 1)
+    def _worth(self, *, rewritten: int, saving: int, prompt: int, pieces: list[int]) -> bool:
+        """The cost rule. ``pieces``: the tokens of each step this change removes. A later call
+        reaches back with the rate this session's agent has shown (:mod:`~.reach`), into any
+        older output refold may mask alike, and a restore brings back one step."""
+        share = len(pieces) / max(self._maskable(), len(pieces), 1)
         return self.rule.pays(
             rewritten=rewritten,
             saving=saving,
@@ -364,6 +360,14 @@ class RefoldStrategy:
             restored=saving,
             pieces=pieces,
         )
+
+    def _maskable(self) -> int:
+        """The outputs older than the window, those kept in full aside (:mod:`~.reach`'s
+        rate counts reach-backs into all of them; the kept ones are left out to stay on the
+        safe side: a reach-back drew on them before)."""
+        seen = self._state.observations[: -self.config.window]
+        kept = self._reach.drawn | self._repeats.kept
+        return sum(step not in kept for step in seen)
 
     def _pays(self, full: Settled, cheap: Settled, entries: Entries) -> bool:
         """Apply pending changes to earlier steps when the reads they save over the calls
@@ -376,7 +380,6 @@ class RefoldStrategy:
             saving=saving,
             prompt=full.total + self._tail_tokens(full.boundary, entries, True),
             pieces=[e.tokens for e in full.elisions if e not in before] or [saving],
-            removed=len(full.elisions),
         )
 
     def _view(self, entries: Entries) -> View:
