@@ -40,6 +40,7 @@ masking what it just brought back would only make it restore that again.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from contextfold.core.argvalues import call_values
@@ -93,6 +94,13 @@ class Reach:
         """Chance that a later call needs something of the older outputs."""
         a, b = self.prior or (USE_WEIGHT * self.use_rate, USE_WEIGHT)
         return (self.hits + a) / (self.exposed + b)
+
+    def maskable(self, kept: Collection[int]) -> int:
+        """The outputs older than the window that masking may hide: those in ``kept`` and
+        those a reach-back drew on aside. The rate counts reach-backs into every older output;
+        leaving out the ones the agent came back to, refold stays on the safe side."""
+        older = self._observed[: -self.window]
+        return sum(step not in kept and step not in self.drawn for step in older)
 
     def learn(self, step: Step) -> set[int]:
         """Take in one new step; returns the steps a reach-back of it drew on."""

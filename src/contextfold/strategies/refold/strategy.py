@@ -22,19 +22,18 @@ as its result at the end of the prompt; the settled prefix stays as it is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from contextfold.core.errors import ConfigError
 from contextfold.core.experience import Experience
 from contextfold.core.history import History, Step
 from contextfold.core.messages import AssistantMessage
 from contextfold.core.meter import PRICE_TABLES
-from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
-from contextfold.strategies.base import StrategyConfig
+from contextfold.core.view import Elision, Provenance, RestorePath, View
+from contextfold.strategies.refold import weigh
+from contextfold.strategies.refold.config import RefoldConfig
 from contextfold.strategies.refold.cost import CostRule
 from contextfold.strategies.refold.prefix import (
     Entry,
@@ -45,6 +44,7 @@ from contextfold.strategies.refold.prefix import (
     restores_only,
 )
 from contextfold.strategies.refold.reach import Reach
+from contextfold.strategies.refold.renderings import Renderings
 from contextfold.strategies.refold.repeats import Repeats
 from contextfold.strategies.refold.settled import Settled
 from contextfold.strategies.refold.tail import Entries, Tail, head, note
@@ -54,36 +54,6 @@ __all__ = ["RefoldConfig", "RefoldStrategy"]
 
 _EARLY_RETRY = 8
 """Calls before pending changes to settled steps that were turned down are weighed again."""
-
-
-class RefoldConfig(StrategyConfig):
-    type: Literal["refold"] = "refold"
-    every: int = Field(
-        1, ge=1, description="Steps the boundary must be able to move before it may advance (k)."
-    )
-    window: int = Field(
-        1, ge=1, description="Most recent steps with tool outputs always shown in full."
-    )
-    advance: Literal["fixed", "cost"] = "cost"
-    prices: str = Field("default", description="Price table the cost rule uses.")
-    horizon: int | None = Field(
-        None,
-        ge=1,
-        description="Calls the cost rule expects at least after an advance; unset: as many as "
-        "the session has made so far (see refold.cost).",
-    )
-    fold: bool = True
-    supersede: bool = True
-    mask: bool = Field(True, description="Settled outputs become restorable stubs.")
-    dedup: bool = True
-    spans: bool = True
-    min_run: int = Field(8, ge=2, description="Shortest run of repeated lines to dedup.")
-    instructions: bool = Field(True, description="Ask the agent for PROGRESS/STALE lines.")
-    learn: bool = Field(
-        True,
-        description="Learn the calls to come and the reach-back rate from the workload's ended "
-        "sessions when the harness shares an experience (--learn); false: each session alone.",
-    )
 
 
 class RefoldStrategy:
@@ -121,10 +91,7 @@ class RefoldStrategy:
         )
         self._checked = 0  # steps looked at for repeats
         self._observed = 0
-        self._steps: list[ViewBuilder] = []  # settled rendering of each step rendered so far
-        self._sources: list[Sequence[Entry]] = []  # what each was rendered from
-        self._dirty: set[int] = set()  # rendered steps whose rendering is out of date
-        self._changed: set[int] = set()  # steps whose rendering changed since settled
+        self._settled = Renderings(self._renderer)
         self._early_retry = (0, 0)  # (pending changes, call) when they were last turned down
         self._prefix = Settled.start(head(history))
         self._folding = False  # no advance yet: the view is the history as it is
@@ -168,9 +135,7 @@ class RefoldStrategy:
             for e in view.elisions
         )
         self._tail.forget()  # upstream may change any step between calls
-        for i, source in enumerate(self._sources):
-            if tuple(groups.get(i, ())) != tuple(source):
-                self._dirty.add(i)
+        self._settled.compare(groups)
         return self._render(budget, lambda i: groups.get(i, []))
 
     def compact(self, history: History, budget: int) -> bool:
@@ -196,11 +161,11 @@ class RefoldStrategy:
         for step in history.steps[self._observed :]:
             for drawn in self._reach.learn(step):  # kept in full, unless settled already
                 if drawn >= self._prefix.boundary:
-                    self._mark(drawn)
+                    self._settled.mark(drawn)
             for changed in self._state.learn(step, supersede=self.ops.supersede):
-                self._mark(changed)
+                self._settled.mark(changed)
                 for source in self._repeats.pointed(changed):  # now superseded past its repeat
-                    self._mark(source)
+                    self._settled.mark(source)
         self._observed = len(history)
 
     def _find_repeats(self, history: History) -> None:
@@ -211,10 +176,6 @@ class RefoldStrategy:
                 continue
             self._repeats.find(step, history, self._renderer.seen.indexed, self._prefix.boundary)
         self._checked = self._observed
-
-    def _mark(self, step: int) -> None:
-        if step < len(self._steps):
-            self._dirty.add(step)
 
     def _step_entries(self, index: int) -> list[Entry]:
         step = self._history[index]  # type: ignore[index]
@@ -232,7 +193,7 @@ class RefoldStrategy:
         while budget is not None and view.total_tokens > budget and self._prefix.boundary < n:
             self.forced_compactions += 1  # an advance the budget forced
             target = max(target, self._prefix.boundary + 1)
-            self._update(target, entries)
+            self._settled.update(target, entries, unlabel=not self._folding)
             self._commit(self._extend(target, self._first_change()), applied=True)
             view = self._view(entries)
         self._sent = n
@@ -248,14 +209,14 @@ class RefoldStrategy:
         """Advance to ``target`` when the cost rule says it pays. Changes to steps already
         settled (a fold, a supersede) rewrite more of the cached prompt, so they are weighed
         apart and may wait, to share one rewrite later."""
-        self._update(target, entries)
+        self._settled.update(target, entries, unlabel=not self._folding)
         cheap = self._extend(target, self._prefix.boundary)
         if self._early_due():
             full = self._extend(target, self._first_change())
             if self.config.advance == "fixed" or self._pays(full, cheap, entries):
                 self._commit(full, applied=True)
                 return
-            self._early_retry = (len(self._changed), self._calls + _EARLY_RETRY)
+            self._early_retry = (len(self._settled.changed), self._calls + _EARLY_RETRY)
         if self.config.advance == "fixed" or self._advance_pays(cheap, entries):
             self._commit(cheap, applied=False)
 
@@ -265,64 +226,22 @@ class RefoldStrategy:
         if self._first_change() >= self._prefix.boundary:
             return False
         seen, retry = self._early_retry
-        return len(self._changed) != seen or self._calls >= retry
-
-    def _update(self, target: int, entries: Entries) -> None:
-        """Bring step renderings up to date (they do not depend on the boundary)."""
-        self._rerender_dirty(entries)
-        while len(self._steps) < target:
-            i = len(self._steps)
-            source = entries(i)
-            rendered, _ = self._renderer.render(i, source)
-            self._steps.append(rendered)
-            self._sources.append(source)
-        if not self._folding:
-            self._unlabel(target, entries)
-
-    def _unlabel(self, target: int, entries: Entries) -> None:
-        """Before the first advance: show the outputs before the first step it would change
-        as recorded, so that the advance writes the cache again only from that step on."""
-        first = next((i for i in range(target) if _changes(self._steps[i])), target)
-        old = self._renderer.plain_before
-        if first == old:
-            return
-        self._renderer.plain_before = first
-        self._dirty.update(range(min(old, first), min(max(old, first), target)))
-        self._rerender_dirty(entries)
+        return len(self._settled.changed) != seen or self._calls >= retry
 
     def _first_change(self) -> int:
-        return min([self._prefix.boundary, *self._changed])
+        return min([self._prefix.boundary, *self._settled.changed])
 
     def _extend(self, target: int, first_change: int) -> Settled:
         prefix = self._prefix
         if not self._folding and self.config.instructions and self._history is not None:
-            prefix = prefix.with_note(note(self._history), self._first_rewritten(target))
-        return prefix.extend(self._steps, target, first_change)
-
-    def _first_rewritten(self, target: int) -> int:
-        """The first step the first advance renders otherwise than as recorded (the first it
-        changes: :meth:`_unlabel` left the ones before it as recorded): the note goes before
-        it, where the cache has to be written again anyway; before the first step when the
-        advance changes none."""
-        first = self._renderer.plain_before
-        return first if first < target else 0
-
-    def _rerender_dirty(self, entries: Entries) -> None:
-        while self._dirty:
-            step = min(self._dirty)
-            self._dirty.discard(step)
-            self._sources[step] = source = entries(step)
-            before = self._steps[step]
-            after, pointed = self._renderer.render(step, source)
-            self._steps[step] = after
-            self._dirty.update(p for p in pointed if p < len(self._steps))
-            if after.messages != before.messages or after.elisions != before.elisions:
-                self._changed.add(step)
+            prefix = prefix.with_note(note(self._history), self._settled.first_rewritten(target))
+        return prefix.extend(self._settled.steps, target, first_change)
 
     def _commit(self, prefix: Settled, *, applied: bool) -> None:
         """Settle ``prefix``; changes to earlier steps stay pending unless ``applied``."""
         old = self._prefix.boundary
-        self._changed = set() if applied else {c for c in self._changed if c < old}
+        changed = self._settled.changed
+        self._settled.changed = set() if applied else {c for c in changed if c < old}
         self._prefix = prefix
         self._tail.forget(prefix.boundary)
         self._folding = True
@@ -330,56 +249,37 @@ class RefoldStrategy:
 
     def _advance_pays(self, cheap: Settled, entries: Entries) -> bool:
         """Settle new steps when the reads saved over the calls still expected outweigh
-        writing what follows the old boundary to the cache again (the steps new since the last
-        call excepted: they are written either way) and the restore it may cost."""
-        old = self._prefix
-        stay = old.total + self._tail_tokens(old.boundary, entries, self._folding)
-        moved = cheap.total + self._tail_tokens(cheap.boundary, entries, True)
-        shared = cheap.shared
-        if not self._folding:  # the first advance keeps what comes before the note
-            shared = old.total + sum(cheap.step_tokens[: cheap.note_at])
-        new = self._tail_tokens(max(self._sent, cheap.boundary), entries, True)
-        return self._worth(
-            rewritten=moved - shared - new,
-            saving=stay - moved,
-            prompt=moved,
-            pieces=[e.tokens for e in cheap.elisions[len(old.elisions) :]],
+        writing what follows the old boundary to the cache again and the restores it may
+        cost (:func:`.weigh.advance`)."""
+        old, tail = self._prefix, self._tail_tokens
+        tails = (
+            tail(old.boundary, entries, self._folding),
+            tail(cheap.boundary, entries, True),
+            tail(max(self._sent, cheap.boundary), entries, True),
         )
-
-    def _worth(self, *, rewritten: int, saving: int, prompt: int, pieces: list[int]) -> bool:
-        """The cost rule. ``pieces``: the tokens of each step this change removes. A later call
-        reaches back with the rate this session's agent has shown (:mod:`~.reach`), into any
-        older output refold may mask alike, and a restore brings back one step."""
-        share = len(pieces) / max(self._maskable(), len(pieces), 1)
-        return self.rule.pays(
-            rewritten=rewritten,
-            saving=saving,
-            calls=self._calls,
-            prompt=prompt,
-            reach=self._reach.rate * share,
-            restored=saving,
-            pieces=pieces,
-        )
-
-    def _maskable(self) -> int:
-        """The outputs older than the window, those kept in full aside (:mod:`~.reach`'s
-        rate counts reach-backs into all of them; the kept ones are left out to stay on the
-        safe side: a reach-back drew on them before)."""
-        seen = self._state.observations[: -self.config.window]
-        kept = self._reach.drawn | self._repeats.kept
-        return sum(step not in kept for step in seen)
+        return self._worth(weigh.advance(old, cheap, tails, first=not self._folding))
 
     def _pays(self, full: Settled, cheap: Settled, entries: Entries) -> bool:
         """Apply pending changes to earlier steps when the reads they save over the calls
         still expected outweigh writing the stretch between the first changed step and the
-        old boundary to the cache again."""
-        before = set(cheap.elisions)
-        saving = cheap.total - full.total
-        return self._worth(
-            rewritten=cheap.shared - full.shared,
-            saving=saving,
-            prompt=full.total + self._tail_tokens(full.boundary, entries, True),
-            pieces=[e.tokens for e in full.elisions if e not in before] or [saving],
+        old boundary to the cache again (:func:`.weigh.pending`)."""
+        tail = self._tail_tokens(full.boundary, entries, True)
+        return self._worth(weigh.pending(full, cheap, tail))
+
+    def _worth(self, change: weigh.Change) -> bool:
+        """The cost rule. A later call reaches back with the rate this session's agent has
+        shown, into any older output refold may mask alike (:meth:`.Reach.maskable`), and a
+        restore brings back one step."""
+        pieces = change.pieces
+        share = len(pieces) / max(self._reach.maskable(self._repeats.kept), len(pieces), 1)
+        return self.rule.pays(
+            rewritten=change.rewritten,
+            saving=change.saving,
+            calls=self._calls,
+            prompt=change.prompt,
+            reach=self._reach.rate * share,
+            restored=change.saving,
+            pieces=pieces,
         )
 
     def _view(self, entries: Entries) -> View:
@@ -397,8 +297,3 @@ class RefoldStrategy:
 
     def _tail_tokens(self, start: int, entries: Entries, labels: bool) -> int:
         return self._tail.tokens(start, self._observed, entries, labels=labels)
-
-
-def _changes(rendered: ViewBuilder) -> bool:
-    """Whether a step's settled rendering differs from the tail's (a repeat's stub does not)."""
-    return any(e.reason != "repeat" for e in rendered.elisions)

@@ -1,0 +1,41 @@
+"""refold's options (``-s 'refold:window=2,advance=fixed'``, or a config file)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from contextfold.strategies.base import StrategyConfig
+
+__all__ = ["RefoldConfig"]
+
+
+class RefoldConfig(StrategyConfig):
+    type: Literal["refold"] = "refold"
+    every: int = Field(
+        1, ge=1, description="Steps the boundary must be able to move before it may advance (k)."
+    )
+    window: int = Field(
+        1, ge=1, description="Most recent steps with tool outputs always shown in full."
+    )
+    advance: Literal["fixed", "cost"] = "cost"
+    prices: str = Field("default", description="Price table the cost rule uses.")
+    horizon: int | None = Field(
+        None,
+        ge=1,
+        description="Calls the cost rule expects at least after an advance; unset: as many as "
+        "the session has made so far (see refold.cost).",
+    )
+    fold: bool = True
+    supersede: bool = True
+    mask: bool = Field(True, description="Settled outputs become restorable stubs.")
+    dedup: bool = True
+    spans: bool = True
+    min_run: int = Field(8, ge=2, description="Shortest run of repeated lines to dedup.")
+    instructions: bool = Field(True, description="Ask the agent for PROGRESS/STALE lines.")
+    learn: bool = Field(
+        True,
+        description="Learn the calls to come and the reach-back rate from the workload's ended "
+        "sessions when the harness shares an experience (--learn); false: each session alone.",
+    )

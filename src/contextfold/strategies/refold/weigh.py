@@ -1,0 +1,44 @@
+"""The figures refold's cost rule (:mod:`.cost`) weighs for a change to the settled prefix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from contextfold.strategies.refold.settled import Settled
+
+__all__ = ["Change", "advance", "pending"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    rewritten: int
+    """Tokens of the prompt that become a cache write instead of a read."""
+    saving: int
+    """Tokens removed from every prompt from now on."""
+    prompt: int
+    """Tokens of the prompt after the change (what a restore call reads)."""
+    pieces: list[int]
+    """Tokens of each step the change removes."""
+
+
+def advance(old: Settled, cheap: Settled, tails: tuple[int, int, int], *, first: bool) -> Change:
+    """Settling new steps (``cheap``: ``old`` extended, the steps it settled as they were).
+    What follows the old boundary is written to the cache again, the steps new since the last
+    call excepted (they are written either way). ``tails``: the tokens shown after the old
+    boundary now, after the new one, and new since the last call. The ``first`` advance keeps
+    what comes before the marker note."""
+    stay_tail, moved_tail, new = tails
+    stay, moved = old.total + stay_tail, cheap.total + moved_tail
+    shared = old.total + sum(cheap.step_tokens[: cheap.note_at]) if first else cheap.shared
+    pieces = [e.tokens for e in cheap.elisions[len(old.elisions) :]]
+    return Change(moved - shared - new, stay - moved, moved, pieces)
+
+
+def pending(full: Settled, cheap: Settled, tail: int) -> Change:
+    """Applying the pending changes to settled steps too (``full``, against ``cheap``): the
+    stretch from the first changed step to the old boundary is written again. ``tail``: the
+    tokens shown after ``full``'s boundary."""
+    before = set(cheap.elisions)
+    saving = cheap.total - full.total
+    pieces = [e.tokens for e in full.elisions if e not in before] or [saving]
+    return Change(cheap.shared - full.shared, saving, full.total + tail, pieces)
