@@ -9,8 +9,8 @@ chance per call that the next call needs that output again. Usage::
 
     PYTHONPATH=src .venv/bin/python benchmarks/reach_by_use.py ../shared/data/tau2-sierra
 
-refold's cost rule spreads a session's reach-back rate evenly over the older outputs it may mask; this
-measures how uneven it is on real runs.
+refold's cost rule spreads a session's reach-back rate evenly over the older outputs it may
+mask; this measures how uneven it is on real runs.
 """
 
 from __future__ import annotations
