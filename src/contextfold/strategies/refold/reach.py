@@ -30,7 +30,8 @@ was exposed.
 Customer-service agents re-use ids that an early lookup returned many calls later (tau2:
 about one call in six reaches back); coding agents mostly act on what they just read, or name
 it in their own commands first (SWE: about one in fifteen).
-The cost rule weighs an advance's expected restores with this rate.
+The cost rule weighs an advance's expected restores with this rate, shared evenly by the outputs
+older than the window that refold may mask (:meth:`Reach.maskable`: the ones kept in full aside).
 
 The outputs a reach-back drew on (``drawn``) are the ones this agent comes back to (a
 customer's record, the list of their orders): refold keeps them in full instead of masking
