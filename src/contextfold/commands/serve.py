@@ -66,9 +66,20 @@ def serve(
         Path | None,
         typer.Option(
             help="Experience file (replay --learn --save-experience on your recorded runs): "
-            "every session's strategy starts from its label's entry, frozen."
+            "every session's strategy starts from its label's entry, frozen unless --learn."
         ),
     ] = None,
+    learn: Annotated[
+        bool,
+        typer.Option(
+            "--learn",
+            help="Learn across sessions: a session idle for --idle-end seconds has ended and "
+            "teaches the sessions after it.",
+        ),
+    ] = False,
+    idle_end: Annotated[
+        float, typer.Option(help="With --learn: seconds without a request that end a session.")
+    ] = 300.0,
 ) -> None:
     """Serve an OpenAI-compatible proxy that gives any agent context folding."""
     try:
@@ -98,6 +109,8 @@ def serve(
         threads=threads,
         fsync=fsync,
         experience=experience,
+        learn=learn,
+        idle_end=idle_end,
     )
     try:
         proxy = build_proxy(config)

@@ -8,9 +8,11 @@ from pathlib import Path
 
 from contextfold.core.counters import resolve_counter
 from contextfold.core.errors import ConfigError
+from contextfold.core.experience import Experience
 from contextfold.core.protocols import Learning, Store, Strategy
 from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, is_postgres_url
 from contextfold.serve.config import ServeConfig
+from contextfold.serve.learning import IdleEnds
 from contextfold.serve.proxy import Proxy
 from contextfold.serve.sessions import SessionManager
 from contextfold.serve.upstream import HttpUpstream, Upstream
@@ -36,7 +38,8 @@ def build_proxy(config: ServeConfig) -> Proxy:
         else:
             open_private(Path(config.store))
             store = SQLiteStore(config.store, synchronous="FULL" if config.fsync else "NORMAL")
-        return SessionManager(store, make_strategy, counter, budget=config.budget)
+        ends = IdleEnds(config.idle_end) if config.learn else None
+        return SessionManager(store, make_strategy, counter, budget=config.budget, ends=ends)
 
     return Proxy(config, make_upstream(config), open_sessions)
 
@@ -58,22 +61,16 @@ def make_upstream(config: ServeConfig) -> Upstream:
 def make_strategy_factory(config: ServeConfig) -> Callable[[], Strategy]:
     """Builds one strategy per session, folder models built once and shared; with an
     ``experience`` file, each learns from the frozen entry of the strategy's label (a file
-    without one is an error: the label would silently learn nothing)."""
-    from contextfold.core.experience_file import load_experiences
+    without one is an error: the label would silently learn nothing); with ``learn``, all
+    share one experience that the sessions recorded as ended add to (from the file's entry,
+    thawed, when there is one)."""
     from contextfold.strategies.folding import FolderSource
-    from contextfold.strategies.registry import build_strategy, spec_label
+    from contextfold.strategies.registry import build_strategy
 
     folders = FolderSource(default=config.folder, threads=config.threads)
-    if config.experience is None:
+    if config.experience is None and not config.learn:
         return lambda: build_strategy(config.strategy, folders=folders)
-    label = spec_label(config.strategy)
-    known = load_experiences(config.experience)
-    if label not in known:
-        raise ConfigError(
-            f"experience file {config.experience} has no entry for strategy {label!r} "
-            f"(it has: {', '.join(known) or 'none'})"
-        )
-    experience = known[label]
+    experience = _experience(config)
 
     def make() -> Strategy:
         strategy = build_strategy(config.strategy, folders=folders)
@@ -82,6 +79,22 @@ def make_strategy_factory(config: ServeConfig) -> Callable[[], Strategy]:
         return strategy
 
     return make
+
+
+def _experience(config: ServeConfig) -> Experience:
+    from contextfold.core.experience_file import load_experiences
+    from contextfold.strategies.registry import spec_label
+
+    if config.experience is None:
+        return Experience()
+    label = spec_label(config.strategy)
+    known = load_experiences(config.experience, frozen=not config.learn)
+    if label not in known:
+        raise ConfigError(
+            f"experience file {config.experience} has no entry for strategy {label!r} "
+            f"(it has: {', '.join(known) or 'none'})"
+        )
+    return known[label]
 
 
 def open_private(path: Path) -> None:

@@ -46,8 +46,11 @@ class ServeConfig:
     ``NORMAL`` (survives a process kill; the latest commits may be lost on power loss)."""
     experience: Path | None = None
     """An experience file (``replay --learn --save-experience``): every session's strategy
-    starts from the entry of its label, frozen (the proxy's sessions never say they ended, so
-    it learns nothing more itself)."""
+    starts from the entry of its label, frozen unless ``learn``."""
+    learn: bool = False
+    """Learn across sessions: a session no request continued for ``idle_end`` seconds has
+    ended and teaches the sessions after it (:mod:`contextfold.serve.learning`)."""
+    idle_end: float = 300.0
 
     def check(self) -> None:
         """Raise ValueError when the settings are unsafe or inconsistent."""
@@ -60,6 +63,8 @@ class ServeConfig:
             )
         if not self.no_auth and not self.token:
             raise ValueError("a bearer token is required: give --token TOKEN (or --no-auth)")
+        if self.idle_end <= 0:
+            raise ValueError(f"--idle-end must be a positive number of seconds: {self.idle_end}")
         if self.max_rounds < 1:
             raise ValueError(f"max_rounds must be at least 1, got {self.max_rounds}")
 

@@ -50,6 +50,7 @@ from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View, render_checked
 from contextfold.serve.buffered import BufferedStore
 from contextfold.serve.conversation import Conversation, chain_hashes
+from contextfold.serve.learning import IdleEnds
 from contextfold.serve.replicas import SentCall, branch_meta, shared_steps, write_branch
 
 __all__ = ["Session", "SessionManager", "Turn"]
@@ -103,8 +104,11 @@ class SessionManager:
         counter: TokenCounter,
         *,
         budget: int | None = None,
+        ends: IdleEnds | None = None,
     ) -> None:
         self.store = store
+        self.ends = ends
+        """With ``serve --learn``: idle sessions are recorded as ended (:mod:`.learning`)."""
         self.make_strategy = make_strategy
         self.counter = counter
         self.budget = budget
@@ -155,6 +159,8 @@ class SessionManager:
         """Find or branch the session ``conv`` continues; append its new steps (buffered),
         fold and render the view to send."""
         self.sync()
+        if self.ends is not None:
+            self.ends.sweep(self.sessions)
         k, candidates = self._longest_prefix(conv)
         tip = next((s for s in candidates if s.committed == k and not s.busy), None)
         session = tip or self._branch(conv, family, k, candidates[0] if candidates else None)
@@ -211,6 +217,8 @@ class SessionManager:
         start = 0 if turn.created else session.committed + 1
         session.committed = len(session.history)
         self.sessions[session.id] = session
+        if self.ends is not None:
+            self.ends.used(session.id)
         self._index_from(session, start)
         session.busy = False
 
@@ -288,6 +296,8 @@ class SessionManager:
         chain = chain_hashes(family, history.system, steps)
         session = Session(session_id, family, history, strategy, buffer, chain, len(history))
         self.sessions[session_id] = session
+        if self.ends is not None:
+            self.ends.seen(session_id)
         return session
 
     def _index_from(self, session: Session, start: int) -> None:

@@ -122,8 +122,9 @@ class RefoldStrategy:
             return
         self._sync(history)
         self._ended = history
-        reach = self._reach
-        self._experience.record(calls=self._calls, hits=reach.hits, exposed=reach.exposed)
+        # a strategy rebuilt from a store (the proxy) rendered fewer calls than were made
+        calls = max(self._calls, sum(step.kind == "assistant" for step in history.steps))
+        self._experience.record(calls=calls, hits=self._reach.hits, exposed=self._reach.exposed)
 
     def apply(self, view: View, history: History, budget: int | None) -> View:
         """Chain use: render from an upstream view's messages instead of the raw steps."""

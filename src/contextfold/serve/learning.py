@@ -1,0 +1,60 @@
+"""The proxy learning across sessions (``serve --learn``): a session idle long enough has ended.
+
+A client never tells the proxy that a conversation is over, so the proxy calls a session ended
+when no request has continued it for ``idle`` seconds: its strategy then records what the
+session showed (:meth:`~contextfold.core.protocols.Learning.end`: its calls, reach-backs,
+folds) in the experience every session's strategy shares, and the sessions after it start from
+that. A session is recorded once, the first time it goes idle; if a client continues it
+afterwards, the calls it makes then are not recorded (counting the session again would count
+its first calls twice). Idle sessions are looked for when a request arrives, on the session
+thread, before the request is matched: a proxy with no traffic learns nothing, and needs to
+learn nothing, until the next session starts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from contextfold.core.protocols import Learning
+
+if TYPE_CHECKING:
+    from contextfold.serve.sessions import Session
+
+__all__ = ["IdleEnds"]
+
+
+@dataclass(slots=True)
+class IdleEnds:
+    """When each session was last used, and which ones have been recorded as ended."""
+
+    idle: float
+    """Seconds without a request after which a session has ended."""
+    clock: Callable[[], float] = time.monotonic
+    ended: set[str] = field(default_factory=set)
+    """Sessions recorded as ended (never recorded again)."""
+    _used: dict[str, float] = field(default_factory=dict)
+
+    def used(self, session_id: str) -> None:
+        """A request continued (or created) the session now."""
+        self._used[session_id] = self.clock()
+
+    def seen(self, session_id: str) -> None:
+        """The session was loaded or reopened: idle from now on, unless used before."""
+        self._used.setdefault(session_id, self.clock())
+
+    def sweep(self, sessions: Mapping[str, Session]) -> int:
+        """Record the sessions idle for ``idle`` seconds as ended; returns how many."""
+        now = self.clock()
+        done = 0
+        for session_id, session in sessions.items():
+            last = self._used.get(session_id, now)
+            if session_id in self.ended or session.busy or now - last < self.idle:
+                continue
+            self.ended.add(session_id)
+            if isinstance(session.strategy, Learning):
+                session.strategy.end(session.history)
+                done += 1
+        return done
