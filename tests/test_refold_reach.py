@@ -209,3 +209,25 @@ def test_the_restore_risk_is_shared_by_every_older_output_refold_may_mask() -> N
     shared = [(reach, rate, older) for reach, rate, older in weighed if reach and older >= 3]
     assert shared
     assert all(reach == pytest.approx(rate / older) for reach, rate, older in shared)
+
+
+def test_a_strategy_rebuilt_over_a_history_counts_the_calls_it_did_not_render() -> None:
+    """The proxy rebuilds a session's strategy from its store after a restart: it observes the
+    steps without rendering them. Its next render is the session's 25th call, not its first,
+    for the calls to come (the Copernican estimate) as for what it records when it ends."""
+    history = lookups(reach_back=False)
+    calls: list[int] = []
+
+    class Recording(CostRule):
+        def pays(self, **figures: Any) -> bool:
+            calls.append(figures["calls"])
+            return super().pays(**figures)
+
+    rebuilt = RefoldStrategy()
+    rebuilt.rule = Recording(PRICE_TABLES["default"])
+    replayed = History(history.system, counter=history.counter)
+    for step in list(history)[:-1]:  # all but the closing reply
+        replayed.append_step(step)
+        rebuilt.observe(step, replayed)
+    render_checked(rebuilt, replayed)
+    assert calls and set(calls) == {25}  # the list and 23 lookups made: this is the 25th

@@ -41,6 +41,12 @@ class Renderings:
             if tuple(groups.get(i, ())) != tuple(source):
                 self._dirty.add(i)
 
+    def settle(self, before: int | None) -> None:
+        """An advance settled the prefix: the pending changes it applied are no longer
+        pending (all of them, or those at or after ``before``, the old boundary, when it
+        settled only new steps)."""
+        self.changed = set() if before is None else {c for c in self.changed if c < before}
+
     def update(self, target: int, entries: Entries, *, unlabel: bool) -> None:
         """Bring the renderings of the steps before ``target`` up to date. ``unlabel``: before
         the first advance (:meth:`_unlabel`)."""

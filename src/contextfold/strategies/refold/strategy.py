@@ -48,7 +48,7 @@ from contextfold.strategies.refold.renderings import Renderings
 from contextfold.strategies.refold.repeats import Repeats
 from contextfold.strategies.refold.settled import Settled
 from contextfold.strategies.refold.tail import Entries, Tail, head, note
-from contextfold.strategies.restore import RESTORE_TOOL, not_offered, restore_text
+from contextfold.strategies.restore import RESTORE_TOOL, calls_made, not_offered, restore_text
 
 __all__ = ["RefoldConfig", "RefoldStrategy"]
 
@@ -109,7 +109,7 @@ class RefoldStrategy:
         self._upstream = ()
         if self.ops.dedup:
             self._find_repeats(history)
-        return self._render(budget, self._step_entries)
+        return self._render(history, budget, self._step_entries)
 
     def share(self, experience: Experience) -> None:
         """Learn from the workload's ended sessions (unless ``learn=false``)."""
@@ -122,8 +122,7 @@ class RefoldStrategy:
             return
         self._sync(history)
         self._ended = history
-        # a strategy rebuilt from a store (the proxy) rendered fewer calls than were made
-        calls = max(self._calls, sum(step.kind == "assistant" for step in history.steps))
+        calls = max(self._calls, calls_made(history) - 1)  # each call left its reply
         self._experience.record(calls=calls, hits=self._reach.hits, exposed=self._reach.exposed)
 
     def apply(self, view: View, history: History, budget: int | None) -> View:
@@ -137,7 +136,7 @@ class RefoldStrategy:
         )
         self._tail.forget()  # upstream may change any step between calls
         self._settled.compare(groups)
-        return self._render(budget, lambda i: groups.get(i, []))
+        return self._render(history, budget, lambda i: groups.get(i, []))
 
     def compact(self, history: History, budget: int) -> bool:
         """Nothing more to do: ``render`` already advances the boundary as far as the budget
@@ -184,8 +183,9 @@ class RefoldStrategy:
         return [(m, t, prov) for m, t in zip(step.messages, step.tokens, strict=True)]
 
     # -- rendering -----------------------------------------------------------------------
-    def _render(self, budget: int | None, entries: Entries) -> View:
-        self._calls += 1
+    def _render(self, history: History, budget: int | None, entries: Entries) -> View:
+        # the calls the history shows count too (a strategy rebuilt from a store rendered none)
+        self._calls = max(self._calls + 1, calls_made(history))
         target = self._target()
         if target - self._prefix.boundary >= self.config.every:
             self._consider(target, entries)
@@ -240,9 +240,7 @@ class RefoldStrategy:
 
     def _commit(self, prefix: Settled, *, applied: bool) -> None:
         """Settle ``prefix``; changes to earlier steps stay pending unless ``applied``."""
-        old = self._prefix.boundary
-        changed = self._settled.changed
-        self._settled.changed = set() if applied else {c for c in changed if c < old}
+        self._settled.settle(None if applied else self._prefix.boundary)
         self._prefix = prefix
         self._tail.forget(prefix.boundary)
         self._folding = True
@@ -253,12 +251,15 @@ class RefoldStrategy:
         writing what follows the old boundary to the cache again and the restores it may
         cost (:func:`.weigh.advance`)."""
         old, tail = self._prefix, self._tail_tokens
-        tails = (
-            tail(old.boundary, entries, self._folding),
-            tail(cheap.boundary, entries, True),
-            tail(max(self._sent, cheap.boundary), entries, True),
+        change = weigh.advance(
+            old,
+            cheap,
+            stay=tail(old.boundary, entries, self._folding),
+            moved=tail(cheap.boundary, entries, True),
+            new=tail(max(self._sent, cheap.boundary), entries, True),
+            first=not self._folding,
         )
-        return self._worth(weigh.advance(old, cheap, tails, first=not self._folding))
+        return self._worth(change)
 
     def _pays(self, full: Settled, cheap: Settled, entries: Entries) -> bool:
         """Apply pending changes to earlier steps when the reads they save over the calls
@@ -284,10 +285,8 @@ class RefoldStrategy:
         )
 
     def _view(self, entries: Entries) -> View:
-        tail = self._tail.entries(
-            self._prefix.boundary, self._observed, entries, labels=self._folding
-        )
         p = self._prefix
+        tail = self._tail.entries(p.boundary, self._observed, entries, labels=self._folding)
         return View(
             (*p.messages, *(e[0] for e in tail)),
             (*p.tokens, *(e[1] for e in tail)),

@@ -21,17 +21,18 @@ class Change:
     """Tokens of each step the change removes."""
 
 
-def advance(old: Settled, cheap: Settled, tails: tuple[int, int, int], *, first: bool) -> Change:
+def advance(
+    old: Settled, cheap: Settled, *, stay: int, moved: int, new: int, first: bool
+) -> Change:
     """Settling new steps (``cheap``: ``old`` extended, the steps it settled as they were).
     What follows the old boundary is written to the cache again, the steps new since the last
-    call excepted (they are written either way). ``tails``: the tokens shown after the old
-    boundary now, after the new one, and new since the last call. The ``first`` advance keeps
-    what comes before the marker note."""
-    stay_tail, moved_tail, new = tails
-    stay, moved = old.total + stay_tail, cheap.total + moved_tail
+    call excepted (they are written either way). ``stay``, ``moved``, ``new``: the tokens shown
+    after the old boundary now, after the new one, and new since the last call. The ``first``
+    advance keeps what comes before the marker note."""
+    before, after = old.total + stay, cheap.total + moved
     shared = old.total + sum(cheap.step_tokens[: cheap.note_at]) if first else cheap.shared
     pieces = [e.tokens for e in cheap.elisions[len(old.elisions) :]]
-    return Change(moved - shared - new, stay - moved, moved, pieces)
+    return Change(after - shared - new, before - after, after, pieces)
 
 
 def pending(full: Settled, cheap: Settled, tail: int) -> Change:
