@@ -95,13 +95,25 @@ def test_a_session_loaded_from_the_store_counts_the_calls_it_holds() -> None:
     assert experience.lengths == [2]  # two replies came back; the third never did
 
 
-def test_a_session_in_flight_is_not_ended() -> None:
+def test_a_session_in_flight_is_not_ended_until_it_goes_idle_after_its_request() -> None:
+    """A request that holds a session past the idle time: the session is not recorded while
+    busy, and counts as used again when the request ends."""
     experience, clock = Experience(), Clock()
     sessions = manager(experience, clock)
-    busy = serve(sessions, opening("Book a flight."), commit=False)
+    task = opening("Book a flight.")
+    serve(sessions, task)  # used at 0
+    more = [*task, {"role": "assistant", "content": "When?"}, {"role": "user", "content": "Mon"}]
+    busy = serve(sessions, more, commit=False)  # a slow second request
     clock.now = 1000.0
     serve(sessions, opening("Cancel my order."))
     assert experience.lengths == [] and busy.session.busy
+    sessions.commit(busy)  # the slow request ends: used at 1000
+    clock.now = 1030.0
+    serve(sessions, opening("Where is my parcel?"))
+    assert experience.lengths == []  # only 30 seconds idle
+    clock.now = 1100.0
+    serve(sessions, opening("Change my address."))
+    assert sorted(experience.lengths) == [1, 1, 2]  # the flight (2 calls), order, parcel
 
 
 def test_learn_shares_a_thawed_experience_seeded_from_the_file(tmp_path: Path) -> None:

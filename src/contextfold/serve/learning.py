@@ -36,25 +36,30 @@ class IdleEnds:
     ended: set[str] = field(default_factory=set)
     """Sessions recorded as ended (never recorded again)."""
     _used: dict[str, float] = field(default_factory=dict)
+    """Session -> when last used, least recently used first (the sweep stops at the first
+    one not idle long enough, so a request does not look at every session)."""
 
     def used(self, session_id: str) -> None:
         """A request continued (or created) the session now."""
+        self._used.pop(session_id, None)
         self._used[session_id] = self.clock()
 
     def seen(self, session_id: str) -> None:
         """The session was loaded or reopened: idle from now on, unless used before."""
         self._used.setdefault(session_id, self.clock())
 
-    def sweep(self, sessions: Mapping[str, Session]) -> int:
-        """Record the sessions idle for ``idle`` seconds as ended; returns how many."""
+    def sweep(self, sessions: Mapping[str, Session]) -> None:
+        """Record the sessions idle for ``idle`` seconds as ended (a busy one is used again
+        when its request ends)."""
         now = self.clock()
-        done = 0
-        for session_id, session in sessions.items():
-            last = self._used.get(session_id, now)
-            if session_id in self.ended or session.busy or now - last < self.idle:
+        while self._used:
+            session_id, last = next(iter(self._used.items()))
+            if now - last < self.idle:
+                return
+            del self._used[session_id]
+            session = sessions.get(session_id)
+            if session is None or session.busy or session_id in self.ended:
                 continue
             self.ended.add(session_id)
             if isinstance(session.strategy, Learning):
                 session.strategy.end(session.history)
-                done += 1
-        return done
