@@ -19,8 +19,8 @@ from contextfold.core.messages import (
 from contextfold.core.meter import PRICE_TABLES
 from contextfold.core.tokens import ApproxCounter
 from contextfold.core.view import View, render_checked
-from contextfold.strategies.refold import RefoldStrategy
-from contextfold.strategies.refold.cost import CostRule
+from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
+from contextfold.strategies.refold.cost import NEVER, CostRule
 from contextfold.strategies.refold.reach import USE_WEIGHT, Reach
 
 
@@ -140,7 +140,11 @@ def views(
 def test_an_output_the_agent_comes_back_to_is_kept_in_full_while_the_rest_is_masked() -> None:
     chain, _ = views(lookups(reach_back=False))
     assert chain.advances > 0 and chain._reach.hits == 0
-    refold, shown = views(lookups(reach_back=True))
+    # an agent that reaches back at every call: the cost rule would mask nothing (each record
+    # would be needed again too often: see the test of small outputs below); advancing by
+    # three steps whatever it costs shows what is kept
+    fixed = RefoldConfig(advance="fixed", every=3)
+    refold, shown = views(lookups(reach_back=True), RefoldStrategy(fixed))
     assert refold.advances > 0 and refold._reach.drawn == {1}
     # every exposed call reached back into the list, kept in full after the first: each one
     # counts, as this agent is as likely to come back to what refold masks
@@ -231,3 +235,37 @@ def test_a_strategy_rebuilt_over_a_history_counts_the_calls_it_did_not_render() 
         rebuilt.observe(step, replayed)
     render_checked(rebuilt, replayed)
     assert calls and set(calls) == {25}  # the list and 23 lookups made: this is the 25th
+
+
+def test_masking_one_output_pays_only_when_its_saving_outlives_its_restore() -> None:
+    """Each masked output saves its tokens at every call until a restore brings it back,
+    which reads the prompt and writes the output to the cache again: with a chance ``h`` per
+    call, ``1 / h`` calls of saving against one restore, whatever the calls to come."""
+    rule = CostRule(PRICE_TABLES["default"])
+    assert rule.smallest_masked(5000, 0.05) == 667  # 5000 * 0.5 / (0.5 / 0.05 - 6.25)
+    assert rule.smallest_masked(5000, 0.0) == 0
+    assert rule.smallest_masked(5000, 0.1) == NEVER  # a restore's write outweighs any saving
+    openai = CostRule(PRICE_TABLES["openai"])
+    assert openai.smallest_masked(5000, 0.05) == 313  # 5000 * 1.25 / (1.25 / 0.05 - 5)
+
+
+def test_an_output_too_small_for_its_restore_risk_stays_in_full_as_a_large_one_is_masked() -> None:
+    """An agent that uses what it looked up (each ping takes the id the latest output names)
+    may reach back: refold masks the large record, whose saving pays for that risk, and keeps
+    the small note in full, whose saving does not; advancing at every step masks both."""
+    record = json.dumps({"id": "R1", "rows": [f"row {k} of the record" for k in range(300)]})
+    note = json.dumps({"id": "N1", "tags": [f"t{k}" for k in range(40)], "next": "P02Q"})
+    steps: list[tuple[Message, ...]] = [(UserMessage("Check the record and the note."),)]
+    steps.append((call(0, "get", id="R1"), ToolMessage(record, "c0")))
+    steps.append((call(1, "get", id="N1"), ToolMessage(note, "c1")))
+    steps += [
+        (call(i, "ping", seq=f"P{i:02d}Q"), ToolMessage(f"ok, next P{i + 1:02d}Q", f"c{i}"))
+        for i in range(2, 8)
+    ]
+    steps.append((AssistantMessage("Done."),))
+    refold, shown = views(build(steps))
+    assert refold.advances > 0
+    assert [(e.steps, e.reason) for e in shown[-1].elisions] == [((1,), "mask")]
+    assert note in "\n".join(m.content or "" for m in shown[-1].messages)
+    _, shown = views(build(steps), RefoldStrategy(RefoldConfig(advance="fixed")))
+    assert {(e.steps, e.reason) for e in shown[-1].elisions} >= {((1,), "mask"), ((2,), "mask")}

@@ -45,7 +45,10 @@ from dataclasses import dataclass
 from contextfold.core.experience import Experience
 from contextfold.core.meter import PriceTable
 
-__all__ = ["CostRule"]
+__all__ = ["NEVER", "CostRule"]
+
+NEVER = 1 << 62
+""":meth:`CostRule.smallest_masked` where masking no output pays."""
 
 _TRUNCATED_MEAN = math.log(10)
 """Mean calls to come per call made, the longest tenth of futures truncated (module doc)."""
@@ -101,6 +104,18 @@ class CostRule:
         restores = sum(needed * (read + size * p.cache_write) for size in sizes)
         restores += once * (read + restored * p.cache_write)
         return write + restores < live * saving * p.cache_read
+
+    def smallest_masked(self, prompt: int, hazard: float) -> int:
+        """The fewest tokens an output must have for masking it to pay on its own: it saves
+        its tokens at every call until a restore (chance ``hazard`` per call) reads the
+        ``prompt`` and writes it to the cache again. Over any number of calls it is expected
+        to stay masked ``1 / hazard`` calls per restore (module doc), so the calls to come do
+        not matter; where a restore's write alone outweighs that saving, nothing pays."""
+        if hazard <= 0.0:
+            return 0
+        p = self.prices
+        margin = p.cache_read / hazard - p.cache_write
+        return math.ceil(prompt * p.cache_read / margin) if margin > 0.0 else NEVER
 
 
 def _survival(calls: int, hazard: float) -> tuple[float, float]:

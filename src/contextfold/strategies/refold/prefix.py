@@ -132,6 +132,8 @@ class PrefixRenderer:
         self.repeats = repeats
         """Outputs stubbed as repeats when they arrived (:mod:`.repeats`): rendered here with
         the same stub; the outputs they point at are never masked, nor superseded by them."""
+        self.min_mask = 0
+        """Outputs of fewer tokens are not masked (their restore risk outweighs the saving)."""
         self.plain_before = 0
         """Outputs of steps before this one are shown as recorded, without a label: steps
         before the first one the first advance changes (labelling them would rewrite them)."""
@@ -170,7 +172,7 @@ class PrefixRenderer:
         if not isinstance(msg, ToolMessage):
             out.add(msg, tokens, prov)
             return
-        stub, reason = self._stub(step, msg)
+        stub, reason = self._stub(step, msg, tokens)
         kept = self.history.count(stub) if stub is not None else 0
         if stub is None or kept >= tokens:  # a stub no shorter than the output saves nothing
             if self.ops.dedup or self.ops.spans:
@@ -184,7 +186,7 @@ class PrefixRenderer:
         out.add(stub, kept, Provenance(prov.steps, "transformed"))
         out.elide(Elision((step,), reason, tokens - kept, _restore(step)))
 
-    def _stub(self, step: int, msg: ToolMessage) -> tuple[ToolMessage | None, str]:
+    def _stub(self, step: int, msg: ToolMessage, tokens: int) -> tuple[ToolMessage | None, str]:
         state, ops = self.state, self.ops
         repeats = self.repeats
         repeated = repeats.stub(step, msg.tool_call_id) if repeats else None
@@ -192,7 +194,7 @@ class PrefixRenderer:
             return repeated, "repeat"
         kept = step in self.keep or (repeats is not None and step in repeats.kept)
         # before supersede: a masked output's stub never changes afterwards
-        if ops.mask and not kept:
+        if ops.mask and not kept and tokens >= self.min_mask:
             lines = msg.content.count("\n") + 1
             text = f"[step {step}] output omitted ({lines} lines); {_restore(step)} shows it"
             return _stub(msg, text), "mask"

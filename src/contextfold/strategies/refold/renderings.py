@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from contextfold.core.messages import ToolMessage
 from contextfold.core.view import ViewBuilder
 from contextfold.strategies.refold.prefix import Entry, PrefixRenderer
 from contextfold.strategies.refold.tail import Entries
@@ -46,6 +47,17 @@ class Renderings:
         pending (all of them, or those at or after ``before``, the old boundary, when it
         settled only new steps)."""
         self.changed = set() if before is None else {c for c in self.changed if c < before}
+
+    def threshold(self, min_mask: int, boundary: int) -> None:
+        """Mask only outputs of ``min_mask`` tokens or more from now on: the steps rendered
+        but not settled yet (from ``boundary``) that hold an output the change concerns are
+        rendered again (the settled ones stay as they are)."""
+        old, self.renderer.min_mask = self.renderer.min_mask, min_mask
+        low, high = sorted((old, min_mask))
+        for step in range(boundary, len(self.steps)):
+            sizes = (t for m, t, _ in self._sources[step] if isinstance(m, ToolMessage))
+            if any(low <= t < high for t in sizes):
+                self._dirty.add(step)
 
     def update(self, target: int, entries: Entries, *, unlabel: bool) -> None:
         """Bring the renderings of the steps before ``target`` up to date. ``unlabel``: before

@@ -96,7 +96,7 @@ class RefoldStrategy:
         self._prefix = Settled.start(head(history))
         self._folding = False  # no advance yet: the view is the history as it is
         self._tail = Tail(history, repeats)
-        self._calls = 0
+        self._calls = self._prompt = 0
         self._sent = 0  # steps the previous call sent (the ones after are new to the cache)
         self.advances = self.forced_compactions = self.restores = 0
 
@@ -139,8 +139,7 @@ class RefoldStrategy:
         return self._render(history, budget, lambda i: groups.get(i, []))
 
     def compact(self, history: History, budget: int) -> bool:
-        """Nothing more to do: ``render`` already advances the boundary as far as the budget
-        needs (each such advance is counted in ``forced_compactions``)."""
+        """Nothing to do: ``render`` advances as far as a budget needs (forced_compactions)."""
         return False
 
     def tools(self) -> list[dict[str, Any]]:
@@ -194,10 +193,11 @@ class RefoldStrategy:
         while budget is not None and view.total_tokens > budget and self._prefix.boundary < n:
             self.forced_compactions += 1  # an advance the budget forced
             target = max(target, self._prefix.boundary + 1)
+            self._settled.threshold(0, self._prefix.boundary)
             self._settled.update(target, entries, unlabel=not self._folding)
             self._commit(self._extend(target, self._first_change()), applied=True)
             view = self._view(entries)
-        self._sent = n
+        self._sent, self._prompt = n, view.total_tokens  # the prompt a restore would read
         return view
 
     def _target(self) -> int:
@@ -210,8 +210,12 @@ class RefoldStrategy:
         """Advance to ``target`` when the cost rule says it pays. Changes to steps already
         settled (a fold, a supersede) rewrite more of the cached prompt, so they are weighed
         apart and may wait, to share one rewrite later."""
+        boundary = self._prefix.boundary
+        if self.config.advance == "cost":  # mask only what pays for its own restore risk
+            hazard = self._reach.hazard(self._repeats.kept)
+            self._settled.threshold(self.rule.smallest_masked(self._prompt, hazard), boundary)
         self._settled.update(target, entries, unlabel=not self._folding)
-        cheap = self._extend(target, self._prefix.boundary)
+        cheap = self._extend(target, boundary)
         if self._early_due():
             full = self._extend(target, self._first_change())
             if self.config.advance == "fixed" or self._pays(full, cheap, entries):
@@ -224,10 +228,9 @@ class RefoldStrategy:
     def _early_due(self) -> bool:
         """Pending changes to settled steps, new since they were last turned down (or that
         long ago): weighing them means rebuilding the prefix from the first of them."""
-        if self._first_change() >= self._prefix.boundary:
-            return False
         seen, retry = self._early_retry
-        return len(self._settled.changed) != seen or self._calls >= retry
+        new = len(self._settled.changed) != seen or self._calls >= retry
+        return new and self._first_change() < self._prefix.boundary
 
     def _first_change(self) -> int:
         return min([self._prefix.boundary, *self._settled.changed])
@@ -269,19 +272,17 @@ class RefoldStrategy:
         return self._worth(weigh.pending(full, cheap, tail))
 
     def _worth(self, change: weigh.Change) -> bool:
-        """The cost rule. A later call reaches back with the rate this session's agent has
-        shown, into any older output refold may mask alike (:meth:`.Reach.maskable`), and a
-        restore brings back one step."""
-        pieces = change.pieces
-        share = len(pieces) / max(self._reach.maskable(self._repeats.kept), len(pieces), 1)
+        """The cost rule: a later call needs any older output refold may mask alike
+        (:meth:`.Reach.hazard`); a restore brings back one step."""
+        n = len(change.pieces)
         return self.rule.pays(
             rewritten=change.rewritten,
             saving=change.saving,
             calls=self._calls,
             prompt=change.prompt,
-            reach=self._reach.rate * share,
+            reach=self._reach.hazard(self._repeats.kept, n) * n,
             restored=change.saving,
-            pieces=pieces,
+            pieces=change.pieces,
         )
 
     def _view(self, entries: Entries) -> View:
