@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from contextfold.cli import app
 from contextfold.core.counters import resolve_counter
+from contextfold.core.errors import ConfigError
 from contextfold.core.experience import Experience
-from contextfold.core.experience_file import save_experiences
+from contextfold.core.experience_file import load_experiences, save_experiences
 from contextfold.core.store import MemoryStore
-from contextfold.serve.build import make_strategy_factory
+from contextfold.serve.build import build_proxy, make_strategy_factory
 from contextfold.serve.config import ServeConfig
 from contextfold.serve.conversation import parse_conversation
 from contextfold.serve.learning import IdleEnds
@@ -160,3 +163,45 @@ def test_a_proxy_with_learn_starts_later_sessions_from_the_ended_ones(tmp_path: 
         strategy = manager.sessions["second"].strategy
         assert isinstance(strategy, RefoldStrategy) and strategy.rule.experience is not None
         assert strategy.rule.experience.lengths == [2]
+
+
+def test_save_experience_writes_what_the_proxy_learned_for_the_next_proxy(tmp_path: Path) -> None:
+    """``serve --learn --save-experience``: each sweep that ends a session writes the strategy's
+    entry (other labels kept); a proxy started from that file begins where this one stopped."""
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        return {"role": "assistant", "content": f"noted {len(body['messages'])}"}
+
+    path = tmp_path / "exp.json"
+    save_experiences(path, {"carryon": Experience([9])})
+    options = {"learn": True, "idle_end": 1.0, "save_experience": path}
+    with ScriptedServer(reply) as up, serving(up, None, **options) as proxy:
+        for session in ("first", "second"):
+            chat = client(proxy, **{"X-Contextfold-Session": session})
+            chat.chat.completions.create(model="m", messages=opening(f"Task {session}."))
+            time.sleep(1.3)
+        assert load_experiences(path)["refold"].lengths == [1]  # the second one not ended yet
+        assert load_experiences(path)["carryon"].lengths == [9]
+    make = make_strategy_factory(ServeConfig(upstream="local", experience=path, learn=True))
+    strategy = make()
+    assert isinstance(strategy, RefoldStrategy) and strategy.rule.experience is not None
+    assert strategy.rule.experience.lengths == [1]
+
+
+def test_save_experience_refuses_what_it_would_lose_or_could_not_write(tmp_path: Path) -> None:
+    foreign = tmp_path / "notes.json"
+    foreign.write_text('["not", "an", "experience"]')
+    config = ServeConfig(upstream="local", no_auth=True, learn=True, save_experience=foreign)
+    with pytest.raises(ConfigError, match="expected an object of strategy labels"):
+        build_proxy(config)
+    assert foreign.read_text() == '["not", "an", "experience"]'
+    missing = tmp_path / "no" / "exp.json"
+    with pytest.raises(ConfigError, match=r"directory .* does not exist"):
+        build_proxy(
+            ServeConfig(upstream="local", no_auth=True, learn=True, save_experience=missing)
+        )
+    with pytest.raises(ValueError, match="--save-experience needs --learn"):
+        ServeConfig(upstream="local", no_auth=True, save_experience=tmp_path / "e.json").check()
+    argv = ["serve", "--upstream", "local", "--no-auth", "--idle-end", "60"]
+    res = CliRunner().invoke(app, argv)
+    assert res.exit_code == 2 and "--idle-end needs --learn" in res.output

@@ -78,8 +78,16 @@ def serve(
         ),
     ] = False,
     idle_end: Annotated[
-        float, typer.Option(help="With --learn: seconds without a request that end a session.")
-    ] = 300.0,
+        float | None,
+        typer.Option(help="With --learn: seconds without a request that end a session [300]."),
+    ] = None,
+    save_experience: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --learn: write what the sessions taught here (the strategy's entry) each "
+            "time one ends; start a later proxy from it with --experience."
+        ),
+    ] = None,
 ) -> None:
     """Serve an OpenAI-compatible proxy that gives any agent context folding."""
     try:
@@ -88,6 +96,8 @@ def serve(
         from contextfold.serve import ServeConfig, build_proxy, create_app
     except ImportError as exc:
         fail(f"contextfold serve needs {exc.name}: {INSTALL_HINT}")
+    if idle_end is not None and not learn:
+        fail("--idle-end needs --learn (without it no session is ever ended)")
     generated = token is None and not no_auth
     if generated:
         token = secrets.token_urlsafe(24)
@@ -110,7 +120,8 @@ def serve(
         fsync=fsync,
         experience=experience,
         learn=learn,
-        idle_end=idle_end,
+        idle_end=300.0 if idle_end is None else idle_end,
+        save_experience=save_experience,
     )
     try:
         proxy = build_proxy(config)

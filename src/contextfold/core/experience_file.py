@@ -9,6 +9,7 @@ counts of :class:`~contextfold.core.experience.Experience` (``lengths``, ``hits`
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from contextfold.core.errors import ConfigError
 from contextfold.core.experience import Experience
 
-__all__ = ["load_experiences", "save_experiences"]
+__all__ = ["load_experiences", "save_entry", "save_experiences"]
 
 
 class _Counts(BaseModel):
@@ -34,6 +35,17 @@ def save_experiences(path: Path, experiences: Mapping[str, Experience]) -> None:
     """Write each label's counts to ``path`` (JSON)."""
     data = {label: e.counts() for label, e in experiences.items()}
     path.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def save_entry(path: Path, label: str, experience: Experience) -> None:
+    """Write ``label``'s counts to ``path``, keeping the other labels the file holds. The file
+    is replaced whole (written beside it, then renamed), so a reader or a crash never sees it
+    half written."""
+    known = load_experiences(path) if path.exists() else {}
+    known[label] = experience
+    part = path.with_name(f".{path.name}.part")
+    save_experiences(part, known)
+    os.replace(part, path)
 
 
 def load_experiences(path: Path, *, frozen: bool = True) -> dict[str, Experience]:

@@ -17,14 +17,16 @@ from contextfold.serve.proxy import Proxy
 from contextfold.serve.sessions import SessionManager
 from contextfold.serve.upstream import HttpUpstream, Upstream
 
-__all__ = ["build_proxy", "make_strategy_factory", "open_private"]
+__all__ = ["build_proxy", "make_strategy_factory", "open_private", "shared_experience"]
 
 
 def build_proxy(config: ServeConfig) -> Proxy:
     """The proxy for ``config`` (checked: strategy spec, token, store, upstream)."""
     config.check()
-    make_strategy = make_strategy_factory(config)
+    experience = shared_experience(config)
+    make_strategy = make_strategy_factory(config, experience)
     make_strategy()  # a bad spec fails now, not at the first request
+    on_end = _saver(config, experience)
     counter = resolve_counter(config.counter)
     if is_postgres_url(config.store):
         PostgresStore(str(config.store)).close()  # unreachable or foreign: fails now, clearly
@@ -38,7 +40,7 @@ def build_proxy(config: ServeConfig) -> Proxy:
         else:
             open_private(Path(config.store))
             store = SQLiteStore(config.store, synchronous="FULL" if config.fsync else "NORMAL")
-        ends = IdleEnds(config.idle_end) if config.learn else None
+        ends = IdleEnds(config.idle_end, on_end=on_end) if config.learn else None
         return SessionManager(store, make_strategy, counter, budget=config.budget, ends=ends)
 
     return Proxy(config, make_upstream(config), open_sessions)
@@ -58,19 +60,19 @@ def make_upstream(config: ServeConfig) -> Upstream:
     return LocalUpstream(lambda: LocalModel(n_threads=config.threads))
 
 
-def make_strategy_factory(config: ServeConfig) -> Callable[[], Strategy]:
-    """Builds one strategy per session, folder models built once and shared; with an
-    ``experience`` file, each learns from the frozen entry of the strategy's label (a file
-    without one is an error: the label would silently learn nothing); with ``learn``, all
-    share one experience that the sessions recorded as ended add to (from the file's entry,
-    thawed, when there is one)."""
+def make_strategy_factory(
+    config: ServeConfig, experience: Experience | None = None
+) -> Callable[[], Strategy]:
+    """Builds one strategy per session, folder models built once and shared, every one sharing
+    ``experience`` (by default :func:`shared_experience`'s)."""
     from contextfold.strategies.folding import FolderSource
     from contextfold.strategies.registry import build_strategy
 
     folders = FolderSource(default=config.folder, threads=config.threads)
-    if config.experience is None and not config.learn:
+    if experience is None:
+        experience = shared_experience(config)
+    if experience is None:
         return lambda: build_strategy(config.strategy, folders=folders)
-    experience = _experience(config)
 
     def make() -> Strategy:
         strategy = build_strategy(config.strategy, folders=folders)
@@ -81,12 +83,16 @@ def make_strategy_factory(config: ServeConfig) -> Callable[[], Strategy]:
     return make
 
 
-def _experience(config: ServeConfig) -> Experience:
+def shared_experience(config: ServeConfig) -> Experience | None:
+    """What every session's strategy learns from: with an ``experience`` file, the frozen
+    entry of the strategy's label (a file without one is an error: the label would silently
+    learn nothing); with ``learn``, one experience that the sessions recorded as ended add to
+    (from the file's entry, thawed, when there is one); None without either."""
     from contextfold.core.experience_file import load_experiences
     from contextfold.strategies.registry import spec_label
 
     if config.experience is None:
-        return Experience()
+        return Experience() if config.learn else None
     label = spec_label(config.strategy)
     known = load_experiences(config.experience, frozen=not config.learn)
     if label not in known:
@@ -95,6 +101,23 @@ def _experience(config: ServeConfig) -> Experience:
             f"(it has: {', '.join(known) or 'none'})"
         )
     return known[label]
+
+
+def _saver(config: ServeConfig, experience: Experience | None) -> Callable[[], None] | None:
+    """Writes ``experience`` to ``save_experience`` under the strategy's label (checked now:
+    a file there must be an experience file, its directory must exist)."""
+    from contextfold.core.experience_file import load_experiences, save_entry
+    from contextfold.strategies.registry import spec_label
+
+    path = config.save_experience
+    if path is None or experience is None:
+        return None
+    if not path.parent.is_dir():
+        raise ConfigError(f"--save-experience {path}: directory {path.parent} does not exist")
+    if path.exists():
+        load_experiences(path)  # not an experience file: refuse now rather than overwrite it
+    label = spec_label(config.strategy)
+    return lambda: save_entry(path, label, experience)
 
 
 def open_private(path: Path) -> None:

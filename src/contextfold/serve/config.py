@@ -51,6 +51,9 @@ class ServeConfig:
     """Learn across sessions: a session no request continued for ``idle_end`` seconds has
     ended and teaches the sessions after it (:mod:`contextfold.serve.learning`)."""
     idle_end: float = 300.0
+    save_experience: Path | None = None
+    """With ``learn``: the experience file written whenever a session is recorded as ended
+    (the strategy's label entry; other labels in the file are kept)."""
 
     def check(self) -> None:
         """Raise ValueError when the settings are unsafe or inconsistent."""
@@ -63,6 +66,8 @@ class ServeConfig:
             )
         if not self.no_auth and not self.token:
             raise ValueError("a bearer token is required: give --token TOKEN (or --no-auth)")
+        if self.save_experience is not None and not self.learn:
+            raise ValueError("--save-experience needs --learn (without it nothing is learned)")
         if self.idle_end <= 0:
             raise ValueError(f"--idle-end must be a positive number of seconds: {self.idle_end}")
         if self.max_rounds < 1:

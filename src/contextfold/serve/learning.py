@@ -8,7 +8,9 @@ that. A session is recorded once, the first time it goes idle; if a client conti
 afterwards, the calls it makes then are not recorded (counting the session again would count
 its first calls twice). Idle sessions are looked for when a request arrives, on the session
 thread, before the request is matched: a proxy with no traffic learns nothing, and needs to
-learn nothing, until the next session starts.
+learn nothing, until the next session starts. With ``serve --save-experience``, the experience
+is written to its file after each sweep that recorded a session, so what the proxy learned
+outlives it (start the next proxy from it with ``--experience``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ class IdleEnds:
     clock: Callable[[], float] = time.monotonic
     ended: set[str] = field(default_factory=set)
     """Sessions recorded as ended (never recorded again)."""
+    on_end: Callable[[], None] | None = None
+    """Called after a sweep that recorded a session (``serve --save-experience``: write the
+    experience)."""
     _used: dict[str, float] = field(default_factory=dict)
     """Session -> when last used, least recently used first (the sweep stops at the first
     one not idle long enough, so a request does not look at every session)."""
@@ -51,11 +56,11 @@ class IdleEnds:
     def sweep(self, sessions: Mapping[str, Session]) -> None:
         """Record the sessions idle for ``idle`` seconds as ended (a busy one is used again
         when its request ends)."""
-        now = self.clock()
+        now, recorded = self.clock(), False
         while self._used:
             session_id, last = next(iter(self._used.items()))
             if now - last < self.idle:
-                return
+                break
             del self._used[session_id]
             session = sessions.get(session_id)
             if session is None or session.busy or session_id in self.ended:
@@ -63,3 +68,6 @@ class IdleEnds:
             self.ended.add(session_id)
             if isinstance(session.strategy, Learning):
                 session.strategy.end(session.history)
+                recorded = True
+        if recorded and self.on_end is not None:
+            self.on_end()
