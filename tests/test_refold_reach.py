@@ -249,10 +249,9 @@ def test_masking_one_output_pays_only_when_its_saving_outlives_its_restore() -> 
     assert openai.smallest_masked(5000, 0.05) == 313  # 5000 * 1.25 / (1.25 / 0.05 - 5)
 
 
-def test_an_output_too_small_for_its_restore_risk_stays_in_full_as_a_large_one_is_masked() -> None:
-    """An agent that uses what it looked up (each ping takes the id the latest output names)
-    may reach back: refold masks the large record, whose saving pays for that risk, and keeps
-    the small note in full, whose saving does not; advancing at every step masks both."""
+def record_and_note() -> History:
+    """A large record, a small note naming the first ping's id, then pings that each use the id
+    the latest output names (an agent that uses what it looked up)."""
     record = json.dumps({"id": "R1", "rows": [f"row {k} of the record" for k in range(300)]})
     note = json.dumps({"id": "N1", "tags": [f"t{k}" for k in range(40)], "next": "P02Q"})
     steps: list[tuple[Message, ...]] = [(UserMessage("Check the record and the note."),)]
@@ -263,9 +262,31 @@ def test_an_output_too_small_for_its_restore_risk_stays_in_full_as_a_large_one_i
         for i in range(2, 8)
     ]
     steps.append((AssistantMessage("Done."),))
-    refold, shown = views(build(steps))
+    return build(steps)
+
+
+def test_an_output_too_small_for_its_restore_risk_stays_in_full_as_a_large_one_is_masked() -> None:
+    """This agent may reach back: refold masks the large record, whose saving pays for that
+    risk, and keeps the small note in full, whose saving does not; advancing at every step
+    masks both."""
+    history = record_and_note()
+    refold, shown = views(history)
     assert refold.advances > 0
     assert [(e.steps, e.reason) for e in shown[-1].elisions] == [((1,), "mask")]
+    note = history[2].messages[1].content
     assert note in "\n".join(m.content or "" for m in shown[-1].messages)
-    _, shown = views(build(steps), RefoldStrategy(RefoldConfig(advance="fixed")))
+    _, shown = views(history, RefoldStrategy(RefoldConfig(advance="fixed")))
     assert {(e.steps, e.reason) for e in shown[-1].elisions} >= {((1,), "mask"), ((2,), "mask")}
+
+
+def test_a_budget_masks_what_the_cost_rule_would_keep() -> None:
+    history, refold = record_and_note(), RefoldStrategy()
+    replayed = History(history.system, counter=history.counter)
+    for step in history:
+        if step.kind == "assistant":
+            view = refold.render(replayed, 320)
+            assert view.total_tokens <= 320
+        replayed.append_step(step)
+        refold.observe(step, replayed)
+    assert refold.forced_compactions > 0
+    assert {((1,), "mask"), ((2,), "mask")} <= {(e.steps, e.reason) for e in view.elisions}
