@@ -96,7 +96,7 @@ class RefoldStrategy:
         self._prefix = Settled.start(head(history))
         self._folding = False  # no advance yet: the view is the history as it is
         self._tail = Tail(history, repeats)
-        self._calls = self._prompt = 0
+        self._calls = 0
         self._sent = 0  # steps the previous call sent (the ones after are new to the cache)
         self.advances = self.forced_compactions = self.restores = 0
 
@@ -168,8 +168,7 @@ class RefoldStrategy:
         self._observed = len(history)
 
     def _find_repeats(self, history: History) -> None:
-        """Stub the new outputs that repeat one the view shows in full, before they enter the
-        view (:mod:`.repeats`); a restore's result is left as the agent asked for it."""
+        """Stub new outputs that repeat one shown in full before they enter (:mod:`.repeats`)."""
         for step in history.steps[self._checked : self._observed]:
             if isinstance(step.message, AssistantMessage) and restores_only(step.message):
                 continue
@@ -197,7 +196,7 @@ class RefoldStrategy:
             self._settled.update(target, entries, unlabel=not self._folding)
             self._commit(self._extend(target, self._first_change()), applied=True)
             view = self._view(entries)
-        self._sent, self._prompt = n, view.total_tokens  # the prompt a restore would read
+        self._sent = n
         return view
 
     def _target(self) -> int:
@@ -212,8 +211,9 @@ class RefoldStrategy:
         apart and may wait, to share one rewrite later."""
         boundary = self._prefix.boundary
         if self.config.advance == "cost":  # mask only what pays for its own restore risk
+            prompt = self._prefix.total + self._tail_tokens(boundary, entries, self._folding)
             hazard = self._reach.hazard(self._repeats.kept)
-            self._settled.threshold(self.rule.smallest_masked(self._prompt, hazard), boundary)
+            self._settled.threshold(self.rule.smallest_masked(prompt, hazard), boundary)
         self._settled.update(target, entries, unlabel=not self._folding)
         cheap = self._extend(target, boundary)
         if self._early_due():
