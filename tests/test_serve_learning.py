@@ -205,3 +205,25 @@ def test_save_experience_refuses_what_it_would_lose_or_could_not_write(tmp_path:
     argv = ["serve", "--upstream", "local", "--no-auth", "--idle-end", "60"]
     res = CliRunner().invoke(app, argv)
     assert res.exit_code == 2 and "--idle-end needs --learn" in res.output
+
+
+def test_an_experience_file_that_cannot_be_written_is_logged_and_the_request_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        return {"role": "assistant", "content": "noted"}
+
+    path = tmp_path / "exp.json"
+    options = {"learn": True, "idle_end": 0.5, "save_experience": path}
+    with ScriptedServer(reply) as up, serving(up, None, **options) as proxy:
+        chat = client(proxy, **{"X-Contextfold-Session": "first"})
+        chat.chat.completions.create(model="m", messages=opening("Task one."))
+        path.mkdir()  # the file cannot be replaced now
+        time.sleep(0.7)
+        chat = client(proxy, **{"X-Contextfold-Session": "second"})
+        answer = chat.chat.completions.create(model="m", messages=opening("Task two."))
+        assert answer.choices[0].message.content == "noted"
+        strategy = proxy.proxy.manager.sessions["second"].strategy
+        assert isinstance(strategy, RefoldStrategy) and strategy.rule.experience is not None
+        assert strategy.rule.experience.lengths == [1]  # learned, kept in memory
+    assert "cannot write the experience file" in caplog.text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,8 @@ from contextfold.serve.sessions import SessionManager
 from contextfold.serve.upstream import HttpUpstream, Upstream
 
 __all__ = ["build_proxy", "make_strategy_factory", "open_private", "shared_experience"]
+
+_log = logging.getLogger(__name__)
 
 
 def build_proxy(config: ServeConfig) -> Proxy:
@@ -105,7 +108,9 @@ def shared_experience(config: ServeConfig) -> Experience | None:
 
 def _saver(config: ServeConfig, experience: Experience | None) -> Callable[[], None] | None:
     """Writes ``experience`` to ``save_experience`` under the strategy's label (checked now:
-    a file there must be an experience file, its directory must exist)."""
+    a file there must be an experience file, its directory must exist). A write that fails
+    later is logged and tried again at the next ended session: the request that swept goes on,
+    and the experience in memory keeps everything."""
     from contextfold.core.experience_file import load_experiences, save_entry
     from contextfold.strategies.registry import spec_label
 
@@ -117,7 +122,14 @@ def _saver(config: ServeConfig, experience: Experience | None) -> Callable[[], N
     if path.exists():
         load_experiences(path)  # not an experience file: refuse now rather than overwrite it
     label = spec_label(config.strategy)
-    return lambda: save_entry(path, label, experience)
+
+    def save() -> None:
+        try:
+            save_entry(path, label, experience)
+        except (OSError, ConfigError) as exc:
+            _log.warning("cannot write the experience file %s: %s", path, exc)
+
+    return save
 
 
 def open_private(path: Path) -> None:
