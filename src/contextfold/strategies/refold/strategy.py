@@ -14,7 +14,7 @@ session). A view over the budget always forces an advance. An output that repeat
 shows in full is a stub from the moment it arrives (:mod:`~contextfold.strategies.refold.repeats`:
 it never enters the cache, so this rewrites nothing). Until the first advance the view is
 otherwise the history as it is (:mod:`~contextfold.strategies.refold.tail`): a session too short
-for folding to pay costs at most what full history costs.
+for folding to pay sends full history's messages (and the ``restore`` tool's schema, offered).
 
 Every removal is restorable: the ``restore`` tool (step number) returns the original verbatim,
 as its result at the end of the prompt; the settled prefix stays as it is.
