@@ -71,3 +71,13 @@ def test_summary_removed_and_unrecoverable() -> None:
     meter.record_call(view, completion_tokens=0)
     summary = meter.summary()
     assert (summary["removed_tokens"], summary["unrecoverable_tokens"]) == (42, 12)
+
+
+def test_tool_schemas_lead_every_prompt_and_are_read_from_the_cache_after_the_first() -> None:
+    meter = Meter(tool_tokens=90)
+    first = meter.record_call(_view(40, 10), completion_tokens=5)
+    assert (first.prompt_tokens, first.reused_tokens) == (140, 0)
+    second = meter.record_call(_view(40, 10, 30), completion_tokens=5)
+    assert (second.prompt_tokens, second.reused_tokens) == (170, 128)  # 140 shared: 8 blocks
+    engine = meter.record_call(_view(40), completion_tokens=0, prompt_tokens=500)
+    assert engine.prompt_tokens == 500  # an engine's own count has the tools already

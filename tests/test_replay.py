@@ -14,6 +14,7 @@ from contextfold.core.meter import PRICE_TABLES, get_profile
 from contextfold.core.tokens import ApproxCounter
 from contextfold.importers import iter_trajectories
 from contextfold.importers.base import Trajectory
+from contextfold.strategies.restore import RESTORE_TOOL
 
 runner = CliRunner()
 
@@ -130,3 +131,26 @@ def test_demo_replays_the_bundled_samples() -> None:
     res = runner.invoke(app, ["demo"])
     assert res.exit_code == 0, res.output
     assert "2 trajectories" in res.output and "smollm2" in res.output
+
+
+def test_tool_schemas_are_paid_by_the_strategies_that_offer_tools(tmp_path: Path) -> None:
+    """``--tool-schemas``: refold's prompts carry ``restore``'s schema at every call, full's
+    carry nothing more."""
+    path = write_jsonl(tmp_path / "runs.jsonl", [coding_session(4)])
+    runs = {
+        counted: replay(
+            iter_trajectories([path]),
+            ["full", "refold"],
+            counter=ApproxCounter(),
+            profile=get_profile("qwen3-8b"),
+            prices=PRICE_TABLES["default"],
+            tool_schemas=counted,
+        ).strategies
+        for counted in (False, True)
+    }
+    tokens = {c: {k: r.summary()["prompt_tokens"] for k, r in s.items()} for c, s in runs.items()}
+    assert tokens[True]["full"] == tokens[False]["full"]
+    schema = ApproxCounter().count_batch([json.dumps([RESTORE_TOOL])])[0]
+    assert tokens[True]["refold"] - tokens[False]["refold"] == 5 * schema  # 5 calls
+    res = runner.invoke(app, ["replay", str(path), "-s", "refold", "--tool-schemas"])
+    assert res.exit_code == 0, res.output

@@ -23,6 +23,7 @@ from typing import Any
 from contextfold.bench.availability import ARGS_KEYS, ArgIndex, ArgTally, args_summary
 from contextfold.bench.cluster import FolderChoice, RaySweep
 from contextfold.bench.hindsight import Hindsight
+from contextfold.bench.schemas import schema_tokens
 from contextfold.core.errors import ContextFoldError, ImportFormatError
 from contextfold.core.experience import Experience, start_from
 from contextfold.core.folds import FoldRecord
@@ -135,6 +136,7 @@ def replay(
     folder_choice: FolderChoice | None = None,
     learn: bool = False,
     experience: Mapping[str, Experience] | None = None,
+    tool_schemas: bool = False,
 ) -> ReplayResult:
     """Replay every trajectory through every strategy. Malformed input is skipped and counted.
 
@@ -148,7 +150,8 @@ def replay(
     a sweep: parallel trajectories cannot learn from each other in order), starting from the
     label's entry of ``experience`` if it has one; without ``learn``, the strategies of a
     label in ``experience`` share a frozen copy of it (a sweep may too). The experiences the
-    replay ended with are in :attr:`ReplayResult.experiences`."""
+    replay ended with are in :attr:`ReplayResult.experiences`. With ``tool_schemas``, every
+    prompt also carries the strategy's own tool schemas (:mod:`~contextfold.bench.schemas`)."""
     labels = [spec_label(s) for s in specs] + (["hindsight"] if hindsight else [])
     if len(set(labels)) != len(labels):
         raise ContextFoldError(f"strategies repeat a label: {labels}")
@@ -159,7 +162,7 @@ def replay(
         build_strategy(spec, folders=folders)  # fail fast on a bad spec, before any work
     specs = [*specs, *([HINDSIGHT] if hindsight else [])]
     learned = _experiences(labels, learn, experience or {})
-    setup = _Setup(counter, profile, prices, budget, folders, on_fold, learned)
+    setup = _Setup(counter, profile, prices, budget, folders, on_fold, learned, tool_schemas)
     result = ReplayResult({label: StrategyResult(label) for label in labels}, experiences=learned)
     if sweep is not None:
         _sweep(list(items), specs, labels, result, setup, sweep, folder_choice, on_trajectory)
@@ -192,6 +195,8 @@ class _Setup:
     on_fold: Callable[[FoldRecord], None] | None
     learned: Mapping[str, Experience] = field(default_factory=dict)
     """Each label's experience, when the replay learns across sessions."""
+    tool_schemas: bool = False
+    """Count the strategy's own tool schemas in every prompt."""
 
 
 def _replay_trajectory(
@@ -222,6 +227,8 @@ def _replay_trajectory(
             )
             if label in setup.learned and isinstance(strategy, Learning):
                 strategy.share(setup.learned[label])
+            if setup.tool_schemas:
+                meter.tool_tokens = schema_tokens(strategy, setup.counter)
             replay_one(
                 traj,
                 steps,
@@ -253,7 +260,15 @@ def _sweep(
 ) -> None:
     """The loop of :func:`replay` as Ray tasks, one per trajectory, merged in order."""
     trajectories = [item for item in items if isinstance(item, Trajectory)]
-    shared = (list(specs), list(labels), setup.counter, setup.profile, setup.prices, setup.learned)
+    shared = (
+        list(specs),
+        list(labels),
+        setup.counter,
+        setup.profile,
+        setup.prices,
+        setup.learned,
+        setup.tool_schemas,
+    )
     done = (lambda i: on_trajectory(trajectories[i].id)) if on_trajectory else None
     parts = iter(
         sweep.map(
@@ -279,12 +294,13 @@ def replay_remote(
     profile: ModelProfile,
     prices: PriceTable,
     learned: Mapping[str, Experience],
+    tool_schemas: bool,
     traj: Trajectory,
     budget: int | None,
     folder: FolderChoice,
 ) -> ReplayResult:
     """One trajectory through every strategy (the job of a Ray task); ``learned``: frozen."""
-    setup = _Setup(counter, profile, prices, budget, folder.source(), None, learned)
+    setup = _Setup(counter, profile, prices, budget, folder.source(), None, learned, tool_schemas)
     result = ReplayResult({label: StrategyResult(label) for label in labels})
     _replay_trajectory(traj, specs, labels, result, setup)
     return result

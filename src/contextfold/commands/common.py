@@ -29,6 +29,7 @@ __all__ = [
     "StrategyOpt",
     "ThreadsOpt",
     "TokenizerOpt",
+    "ToolSchemasOpt",
     "check_args",
     "console",
     "err_console",
@@ -118,6 +119,14 @@ RayOpt = Annotated[
     ),
 ]
 
+ToolSchemasOpt = Annotated[
+    bool,
+    typer.Option(
+        "--tool-schemas",
+        help="Count each strategy's own tool schemas (restore, recall) in every prompt, as a "
+        "deployment sends them; full offers none.",
+    ),
+]
 LearnOpt = Annotated[
     bool,
     typer.Option(

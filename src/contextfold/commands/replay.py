@@ -26,6 +26,7 @@ from contextfold.commands.common import (
     StrategyOpt,
     ThreadsOpt,
     TokenizerOpt,
+    ToolSchemasOpt,
     check_args,
     console,
     err_console,
@@ -77,6 +78,7 @@ def replay(
         int | None,
         typer.Option(min=1, help="With --ray: Ray tasks at once (default: the cluster's CPUs)."),
     ] = None,
+    tool_schemas: ToolSchemasOpt = False,
 ) -> None:
     """Replay recorded trajectories through strategies and compare what each would send."""
     for path in paths:
@@ -92,7 +94,9 @@ def replay(
         fail("--save-experience needs --learn (without it nothing is learned)")
     check_args(strategy, json_out)
     start = _experience(experience, save_experience)
-    options = _ReplayOptions(budget, tokenizer, prices, limit, hindsight, ray, workers, learn)
+    options = _ReplayOptions(
+        budget, tokenizer, prices, limit, hindsight, ray, workers, learn, tool_schemas
+    )
     choice = _choice(folder, base_url, fold_cache, no_fold_cache, threads)
     try:
         folders = choice.source()
@@ -123,7 +127,7 @@ def demo(
     """Replay the sample trajectories that ship with contextfold through the main strategies."""
     sample = Path(str(resources.files("contextfold") / "data"))
     _demo_intro()
-    options = _ReplayOptions(None, None, "default", None, False, None, None, False)
+    options = _ReplayOptions(None, None, "default", None, False, None, None, False, False)
     # a -s compact works offline, for free
     folders = _choice("scripted", None, None, True, 2).source()
     _run_replay([sample], strategy or DEMO_STRATEGIES, model_profile, None, options, folders)
@@ -155,6 +159,7 @@ class _ReplayOptions:
     ray: str | None
     workers: int | None
     learn: bool
+    tool_schemas: bool
 
 
 def _choice(
@@ -232,6 +237,7 @@ def _run_replay(
                 folder_choice=choice,
                 learn=options.learn,
                 experience=experience[0],
+                tool_schemas=options.tool_schemas,
             )
         wall = time.perf_counter() - start
     except ContextFoldError as exc:

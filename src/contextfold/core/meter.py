@@ -148,6 +148,10 @@ class Meter:
     prices: PriceTable = field(default_factory=lambda: PRICE_TABLES["default"])
     profile: ModelProfile = field(default_factory=lambda: PROFILES["qwen3-8b"])
     block_size: int = BLOCK_SIZE
+    tool_tokens: int = 0
+    """Tokens of the tool schemas every prompt carries before its messages (``--tool-schemas``:
+    the strategy's own; 0: tools not counted). Estimated prompts add them, and their cached
+    prefix includes them from the second call on."""
     calls: list[CallRecord] = field(default_factory=list)
     folds: list[FoldRecord] = field(default_factory=list)
     """Fold records of the session's folds (accepted and rejected), in order."""
@@ -165,9 +169,11 @@ class Meter:
         """Account one call that sent ``view``. A real engine's own counts override the
         estimates: ``prompt_tokens`` (its template and tool schemas included) and
         ``cached_tokens`` (what its prefix cache served)."""
-        prompt = view.total_tokens if prompt_tokens is None else prompt_tokens
+        tools = self.tool_tokens if prompt_tokens is None else 0  # an engine's count has them
+        prompt = tools + (view.total_tokens if prompt_tokens is None else prompt_tokens)
         if cached_tokens is None:
             shared = shared_prefix_tokens(self._previous, view)
+            shared += tools if self._previous is not None else 0
             cached_tokens = shared // self.block_size * self.block_size
         self._previous = view
         record = CallRecord(

@@ -20,7 +20,7 @@ from rich.table import Table
 from contextfold.bench.args import check_specs, check_writable
 from contextfold.bench.output import save_json
 from contextfold.bench.report import WIDE, WIDE_FOLDED, progress_bar
-from contextfold.commands.common import ExperienceOpt, LearnOpt, RayOpt
+from contextfold.commands.common import ExperienceOpt, LearnOpt, RayOpt, ToolSchemasOpt
 from contextfold.core.errors import ContextFoldError
 
 if TYPE_CHECKING:
@@ -71,6 +71,7 @@ def sufficiency(
     fold_cache: Annotated[Path | None, typer.Option(help="Fold cache file.")] = None,
     no_fold_cache: Annotated[bool, typer.Option("--no-fold-cache")] = False,
     threads: Annotated[int, typer.Option(min=1, help="CPU threads of an embedded folder.")] = 2,
+    tool_schemas: ToolSchemasOpt = False,
 ) -> None:
     """Does a folded context still hold what the next action needs? A context-dependent oracle
     on tau2 tasks, per strategy x budget x mode: reward, redundant calls, lost values (from the
@@ -83,7 +84,7 @@ def sufficiency(
     choice = FolderChoice(folder, base_url, cache, threads)
     modes = [False, True] if both else [noisy]
     budgets: list[int | None] = [*budget] or [None]
-    settings = [Setting(s, b, m) for s in strategy for b in budgets for m in modes]
+    settings = [Setting(s, b, m, tool_schemas) for s in strategy for b in budgets for m in modes]
     try:
         check_specs(strategy)
         check_writable(json_out)

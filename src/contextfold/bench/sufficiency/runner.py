@@ -28,6 +28,7 @@ from typing import Any
 
 from contextfold.agent.loop import Agent
 from contextfold.bench.cluster import FolderChoice, RaySweep
+from contextfold.bench.schemas import schema_tokens
 from contextfold.bench.sufficiency.noise import NoisyEnv
 from contextfold.bench.sufficiency.oracle import Oracle
 from contextfold.bench.sufficiency.plan import build_plan
@@ -85,6 +86,8 @@ class Setting:
     strategy: str
     budget: int | None = None
     noisy: bool = False
+    tool_schemas: bool = False
+    """Count the strategy's own tool schemas in every prompt (:mod:`contextfold.bench.schemas`)."""
 
 
 @dataclass(slots=True)
@@ -155,11 +158,13 @@ class TaskRunner:
         strategy = build_strategy(setting.strategy, folders=self.folders)
         if setting in self.learned and isinstance(strategy, Learning):
             strategy.share(self.learned[setting])
+        tools = schema_tokens(strategy, history.counter) if setting.tool_schemas else 0
         agent = Agent(
             oracle,
             strategy,
             noisy or session,
             history=history,
+            meter=Meter(tool_tokens=tools),
             user=user,
             budget=setting.budget,
             max_steps=8 * len(plan.actions) + 20,  # recovery: at most 7 calls per action
