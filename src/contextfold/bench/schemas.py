@@ -18,6 +18,6 @@ __all__ = ["schema_tokens"]
 
 
 def schema_tokens(strategy: Strategy, counter: TokenCounter) -> int:
-    """Tokens of the strategy's own tool schemas as JSON (``restore``: about 90)."""
+    """Tokens of the strategy's own tool schemas as JSON (``restore``: about 55)."""
     tools = strategy.tools() if isinstance(strategy, ToolProvider) else []
     return counter.count_batch([json.dumps(tools)])[0] if tools else 0

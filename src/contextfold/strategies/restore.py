@@ -26,13 +26,10 @@ RESTORE_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "restore",
-        "description": (
-            "Show again, verbatim, the output of an earlier step that was folded, omitted or "
-            "deduplicated. The step number is in its [step N] label or stub."
-        ),
+        "description": "Show again, verbatim, the step a stub names.",
         "parameters": {
             "type": "object",
-            "properties": {"step": {"type": "integer", "description": "The step number."}},
+            "properties": {"step": {"type": "integer"}},
             "required": ["step"],
         },
     },
