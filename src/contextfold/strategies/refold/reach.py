@@ -103,11 +103,11 @@ class Reach:
         older = self._observed[: -self.window]
         return sum(step not in kept and step not in self.drawn for step in older)
 
-    def hazard(self, kept: Collection[int], pieces: int = 1) -> float:
+    def hazard(self, maskable: int, pieces: int = 1) -> float:
         """The chance that a later call needs one given output of the ``pieces`` a change
-        masks: the rate shared evenly by the outputs masking may hide (:meth:`maskable`; at
-        least the ``pieces``)."""
-        return self.rate / max(self.maskable(kept), pieces, 1)
+        masks: the rate shared evenly by the ``maskable`` outputs (:meth:`maskable`; at least
+        the ``pieces``)."""
+        return self.rate / max(maskable, pieces, 1)
 
     def learn(self, step: Step) -> set[int]:
         """Take in one new step; returns the steps a reach-back of it drew on."""

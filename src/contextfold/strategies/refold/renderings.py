@@ -53,6 +53,8 @@ class Renderings:
         but not settled yet (from ``boundary``) that hold an output the change concerns are
         rendered again (the settled ones stay as they are)."""
         old, self.renderer.min_mask = self.renderer.min_mask, min_mask
+        if old == min_mask:
+            return
         low, high = sorted((old, min_mask))
         for step in range(boundary, len(self.steps)):
             sizes = (t for m, t, _ in self._sources[step] if isinstance(m, ToolMessage))

@@ -209,20 +209,21 @@ class RefoldStrategy:
         """Advance to ``target`` when the cost rule says it pays. Changes to steps already
         settled (a fold, a supersede) rewrite more of the cached prompt, so they are weighed
         apart and may wait, to share one rewrite later."""
-        boundary = self._prefix.boundary
-        if self.config.advance == "cost":  # mask only what pays for its own restore risk
-            prompt = self._prefix.total + self._tail_tokens(boundary, entries, self._folding)
-            hazard = self._reach.hazard(self._repeats.kept)
+        boundary, fixed = self._prefix.boundary, self.config.advance == "fixed"
+        stay = self._tail_tokens(boundary, entries, self._folding)  # shown after it now
+        maskable = self._reach.maskable(self._repeats.kept)
+        if not fixed:  # mask only what pays for its own restore risk
+            prompt, hazard = self._prefix.total + stay, self._reach.hazard(maskable)
             self._settled.threshold(self.rule.smallest_masked(prompt, hazard), boundary)
         self._settled.update(target, entries, unlabel=not self._folding)
         cheap = self._extend(target, boundary)
         if self._early_due():
             full = self._extend(target, self._first_change())
-            if self.config.advance == "fixed" or self._pays(full, cheap, entries):
+            if fixed or self._pays(full, cheap, entries, maskable):
                 self._commit(full, applied=True)
                 return
             self._early_retry = (len(self._settled.changed), self._calls + _EARLY_RETRY)
-        if self.config.advance == "fixed" or self._advance_pays(cheap, entries):
+        if fixed or self._advance_pays(cheap, entries, stay, maskable):
             self._commit(cheap, applied=False)
 
     def _early_due(self) -> bool:
@@ -249,30 +250,29 @@ class RefoldStrategy:
         self._folding = True
         self.advances += 1
 
-    def _advance_pays(self, cheap: Settled, entries: Entries) -> bool:
+    def _advance_pays(self, cheap: Settled, entries: Entries, stay: int, maskable: int) -> bool:
         """Settle new steps when the reads saved over the calls still expected outweigh
-        writing what follows the old boundary to the cache again and the restores it may
-        cost (:func:`.weigh.advance`)."""
-        old, tail = self._prefix, self._tail_tokens
+        writing what follows the old boundary (``stay`` tokens shown after it) to the cache
+        again and the restores it may cost (:func:`.weigh.advance`)."""
         change = weigh.advance(
-            old,
+            self._prefix,
             cheap,
-            stay=tail(old.boundary, entries, self._folding),
-            moved=tail(cheap.boundary, entries, True),
-            new=tail(max(self._sent, cheap.boundary), entries, True),
+            stay=stay,
+            moved=self._tail_tokens(cheap.boundary, entries, True),
+            new=self._tail_tokens(max(self._sent, cheap.boundary), entries, True),
             first=not self._folding,
         )
-        return self._worth(change)
+        return self._worth(change, maskable)
 
-    def _pays(self, full: Settled, cheap: Settled, entries: Entries) -> bool:
+    def _pays(self, full: Settled, cheap: Settled, entries: Entries, maskable: int) -> bool:
         """Apply pending changes to earlier steps when the reads they save over the calls
         still expected outweigh writing the stretch between the first changed step and the
         old boundary to the cache again (:func:`.weigh.pending`)."""
         tail = self._tail_tokens(full.boundary, entries, True)
-        return self._worth(weigh.pending(full, cheap, tail))
+        return self._worth(weigh.pending(full, cheap, tail), maskable)
 
-    def _worth(self, change: weigh.Change) -> bool:
-        """The cost rule: a later call needs any older output refold may mask alike
+    def _worth(self, change: weigh.Change, maskable: int) -> bool:
+        """The cost rule: a later call needs any of the ``maskable`` older outputs alike
         (:meth:`.Reach.hazard`); a restore brings back one step."""
         n = len(change.pieces)
         return self.rule.pays(
@@ -280,7 +280,7 @@ class RefoldStrategy:
             saving=change.saving,
             calls=self._calls,
             prompt=change.prompt,
-            reach=self._reach.hazard(self._repeats.kept, n) * n,
+            reach=self._reach.hazard(maskable, n) * n,
             restored=change.saving,
             pieces=change.pieces,
         )
