@@ -129,6 +129,14 @@ def _play_all(
     print("\r", end="")
 
 
+def _costs(calls: list[tuple[int, int, int]]) -> dict[str, float]:
+    """The calls' cost under each price table."""
+    return {
+        name: sum(Meter(prices=table).call_cost(*c) for c in calls)
+        for name, table in PRICE_TABLES.items()
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path)
@@ -145,17 +153,11 @@ def main() -> None:
     print(
         f"{head[0]:<16}{head[1]:>12}{head[2]:>8}{head[3]:>11}{head[4]:>7}{head[5]:>10}{head[6]:>7}"
     )
+    cost = {mode: _costs(calls) for mode, calls in usage.items()}
+    base = cost["direct"]
     out: dict[str, Any] = {}
     for mode, calls in usage.items():
-        prompt, cached = sum(c[0] for c in calls), sum(c[1] for c in calls)
-        costs = {
-            name: sum(Meter(prices=table).call_cost(*c) for c in calls)
-            for name, table in PRICE_TABLES.items()
-        }
-        base = {
-            name: sum(Meter(prices=t).call_cost(*c) for c in usage["direct"])
-            for name, t in PRICE_TABLES.items()
-        }
+        prompt, cached, costs = sum(c[0] for c in calls), sum(c[1] for c in calls), cost[mode]
         out[mode] = {"prompt_tokens": prompt, "cached_tokens": cached, "cost_usd": costs}
         print(
             f"{mode:<16}{prompt:>12,}{cached / prompt:>8.1%}"

@@ -94,6 +94,7 @@ def serve(
         import uvicorn
 
         from contextfold.serve import ServeConfig, build_proxy, create_app
+        from contextfold.serve.config import DEFAULT_IDLE_END
     except ImportError as exc:
         fail(f"contextfold serve needs {exc.name}: {INSTALL_HINT}")
     if idle_end is not None and not learn:
@@ -120,7 +121,7 @@ def serve(
         fsync=fsync,
         experience=experience,
         learn=learn,
-        idle_end=300.0 if idle_end is None else idle_end,
+        idle_end=DEFAULT_IDLE_END if idle_end is None else idle_end,
         save_experience=save_experience,
     )
     try:

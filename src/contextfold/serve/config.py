@@ -6,10 +6,13 @@ import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DEFAULT_MAX_BODY", "ServeConfig", "is_loopback"]
+__all__ = ["DEFAULT_IDLE_END", "DEFAULT_MAX_BODY", "ServeConfig", "is_loopback"]
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 """Largest request body accepted, in bytes (larger ones get a 413)."""
+
+DEFAULT_IDLE_END = 300.0
+"""Seconds without a request after which ``serve --learn`` counts a session as ended."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +53,7 @@ class ServeConfig:
     learn: bool = False
     """Learn across sessions: a session no request continued for ``idle_end`` seconds has
     ended and teaches the sessions after it (:mod:`contextfold.serve.learning`)."""
-    idle_end: float = 300.0
+    idle_end: float = DEFAULT_IDLE_END
     save_experience: Path | None = None
     """With ``learn``: the experience file written whenever a session is recorded as ended
     (the strategy's label entry; other labels in the file are kept)."""
