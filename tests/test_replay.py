@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from contextfold.bench.replay import SUMMARY_KEYS, replay
@@ -154,3 +155,28 @@ def test_tool_schemas_are_paid_by_the_strategies_that_offer_tools(tmp_path: Path
     assert tokens[True]["refold"] - tokens[False]["refold"] == 5 * schema  # 5 calls
     res = runner.invoke(app, ["replay", str(path), "-s", "refold", "--tool-schemas"])
     assert res.exit_code == 0, res.output
+
+
+def test_by_source_splits_the_results_by_file(tmp_path: Path) -> None:
+    """``--by-source``: each file's trajectories on their own, adding up to the whole."""
+    short = write_jsonl(tmp_path / "short.jsonl", [coding_session(1), coding_session(2)])
+    long = write_jsonl(tmp_path / "long.jsonl", [coding_session(8)])
+    result = replay(
+        iter_trajectories([short, long]),
+        ["full", "refold"],
+        counter=ApproxCounter(),
+        profile=get_profile("qwen3-8b"),
+        prices=PRICE_TABLES["default"],
+    )
+    parts = result.by_source()
+    assert [Path(s).name for s in parts] == ["short.jsonl", "long.jsonl"]
+    for label, whole in result.strategies.items():
+        counts = [p.strategies[label].summary()["trajectories"] for p in parts.values()]
+        assert counts == [2, 1]
+        for key in ("prompt_tokens", "cost_usd"):
+            total = sum(p.strategies[label].summary()[key] for p in parts.values())
+            assert total == pytest.approx(whole.summary()[key])
+    res = runner.invoke(app, ["replay", str(tmp_path), "-s", "full", "--by-source"])
+    assert res.exit_code == 0, res.output
+    assert "short.jsonl: 2 trajectories" in res.output
+    assert "long.jsonl: 1 trajectory" in res.output

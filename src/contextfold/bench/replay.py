@@ -110,6 +110,21 @@ class ReplayResult:
     experiences: Mapping[str, Experience] = field(default_factory=dict)
     """Each label's experience after the replay (``learn``, or a given ``experience``)."""
 
+    def by_source(self) -> dict[str, ReplayResult]:
+        """The same results split by the file each trajectory came from (in the order the
+        files were read): a folder of several workloads, each on its own. Render and fold
+        times stay with the whole (they are not kept per trajectory)."""
+        sources = dict.fromkeys(r["source"] for res in self.strategies.values() for r in res.rows)
+        return {
+            source: ReplayResult(
+                {
+                    label: StrategyResult(label, [r for r in res.rows if r["source"] == source])
+                    for label, res in self.strategies.items()
+                }
+            )
+            for source in sources
+        }
+
     def to_json(self) -> dict[str, Any]:
         """Per strategy: the summary keys plus ``rows`` (one per trajectory); and at the top
         level, ``skipped_files``."""

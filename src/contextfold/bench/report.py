@@ -50,19 +50,25 @@ _FOLDING = {"cost_usd": False, "total_cost_usd": True}
 folder) instead of the agent's alone."""
 
 
-def replay_table(result: ReplayResult, *, title: str = "replay", width: int = 80) -> Table:
+def replay_table(
+    result: ReplayResult, *, title: str = "replay", width: int = 80, caption: bool = True
+) -> Table:
     """One row per strategy, one column per measure, ratios to ``full`` where it ran.
 
     Below :data:`WIDE` columns only the main measures are shown (prompt tokens and cost with
     their ratios, prefix-cache reuse, removed and unrecoverable tokens), so the table fits 80
-    columns; from :data:`WIDE` on, every measure."""
+    columns; from :data:`WIDE` on, every measure. Without ``caption``, no line explains the
+    ratios (a table below another that did)."""
     summaries = {label: res.summary() for label, res in result.strategies.items()}
     base = summaries.get("full")
     folded = any(v["fold_calls"] for v in summaries.values())
     wide = width >= (WIDE_FOLDED if folded else WIDE)
     columns = [c for c in COLUMNS if _shown(c, folded, wide)]
     table = Table(
-        title=title, box=box.SIMPLE_HEAD, caption=_caption(base, width), collapse_padding=True
+        title=title,
+        box=box.SIMPLE_HEAD,
+        caption=_caption(base, width) if caption else None,
+        collapse_padding=True,
     )
     table.add_column("strategy", style="bold", overflow="fold")
     for _key, header, _fmt, _ratio, _narrow in columns:

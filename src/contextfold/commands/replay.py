@@ -39,6 +39,7 @@ from contextfold.core.errors import ContextFoldError
 
 if TYPE_CHECKING:
     from contextfold.bench.cluster import FolderChoice, RaySweep
+    from contextfold.bench.replay import ReplayResult
     from contextfold.core.experience import Experience
     from contextfold.core.folds import FoldRecord
     from contextfold.strategies.folding import FolderSource
@@ -79,6 +80,13 @@ def replay(
         typer.Option(min=1, help="With --ray: Ray tasks at once (default: the cluster's CPUs)."),
     ] = None,
     tool_schemas: ToolSchemasOpt = False,
+    by_source: Annotated[
+        bool,
+        typer.Option(
+            "--by-source",
+            help="Also a table per file read: the workloads of a folder, each on its own.",
+        ),
+    ] = False,
 ) -> None:
     """Replay recorded trajectories through strategies and compare what each would send."""
     for path in paths:
@@ -95,7 +103,7 @@ def replay(
     check_args(strategy, json_out)
     start = _experience(experience, save_experience)
     options = _ReplayOptions(
-        budget, tokenizer, prices, limit, hindsight, ray, workers, learn, tool_schemas
+        budget, tokenizer, prices, limit, hindsight, ray, workers, learn, tool_schemas, by_source
     )
     choice = _choice(folder, base_url, fold_cache, no_fold_cache, threads)
     try:
@@ -127,7 +135,7 @@ def demo(
     """Replay the sample trajectories that ship with contextfold through the main strategies."""
     sample = Path(str(resources.files("contextfold") / "data"))
     _demo_intro()
-    options = _ReplayOptions(None, None, "default", None, False, None, None, False, False)
+    options = _ReplayOptions(None, None, "default", None, False, None, None, False, False, False)
     # a -s compact works offline, for free
     folders = _choice("scripted", None, None, True, 2).source()
     _run_replay([sample], strategy or DEMO_STRATEGIES, model_profile, None, options, folders)
@@ -160,6 +168,7 @@ class _ReplayOptions:
     workers: int | None
     learn: bool
     tool_schemas: bool
+    by_source: bool
 
 
 def _choice(
@@ -246,6 +255,8 @@ def _run_replay(
     read = plural(len(items) - len(result.import_errors), "trajectory", "trajectories")
     title = f"replay: {read}, profile {profile.name}, tokenizer {counter.name}"
     console.print(replay_table(result, title=title, width=console.width))
+    if options.by_source:
+        _print_by_source(result)
     console.print(f"wall time {wall:.2f} s (reading, counting, folding, rendering, metering)")
     if options.learn:
         console.print("--learn: each trajectory's strategies learned from those before it")
@@ -259,6 +270,16 @@ def _run_replay(
         print_skipped(res.errors, 5, f"skipped ({label})")
     print_skipped(result.import_errors, 10, "skipped")
     save(json_out, result.to_json())
+
+
+def _print_by_source(result: ReplayResult) -> None:
+    """One table per file read, titled by its name (``--by-source``)."""
+    from contextfold.bench.report import replay_table
+
+    for source, part in result.by_source().items():
+        count = max(len(res.rows) for res in part.strategies.values())
+        title = f"{Path(source).name}: {plural(count, 'trajectory', 'trajectories')}"
+        console.print(replay_table(part, title=title, width=console.width, caption=False))
 
 
 def _sweep(stack: ExitStack, options: _ReplayOptions) -> RaySweep | None:
