@@ -195,10 +195,10 @@ def test_the_cli_command_runs_the_matrix_and_writes_rows_and_a_plot(tmp_path: Pa
     app = typer.Typer()
     app.command()(sufficiency)
     app.command("other")(lambda: None)  # two commands: typer keeps the name "sufficiency"
-    out, png = tmp_path / "rows.json", tmp_path / "context.png"
+    out, png, runs = tmp_path / "rows.json", tmp_path / "context.png", tmp_path / "runs.json"
     argv = ["sufficiency", "--domain", "telecom", "-s", "full", "-s", "window keep=1"]
     argv += ["--budget", "32000", "--both", "--tasks", "1", "--workers", "1"]
-    argv += ["--json", str(out), "--plot", str(png)]
+    argv += ["--json", str(out), "--plot", str(png), "--runs", str(runs)]
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 0, result.output
     assert "114 of 114 tasks are scored without a model" in result.output
@@ -211,6 +211,16 @@ def test_the_cli_command_runs_the_matrix_and_writes_rows_and_a_plot(tmp_path: Pa
         ("window keep=1", True),
     }
     assert png.read_bytes().startswith(b"\x89PNG")
+    # --runs: each task under each setting, what the rows average
+    each = json.loads(runs.read_text())
+    assert len(each) == 4 and len({r["task_id"] for r in each}) == 1
+    for row in rows:
+        [run] = [
+            r
+            for r in each
+            if (r["setting"]["strategy"], r["setting"]["noisy"]) == (row["strategy"], row["noisy"])
+        ]
+        assert run["prompt_tokens"] == row["prompt_tokens"] and run["reward"] == row["reward_mean"]
     bad = CliRunner().invoke(app, ["sufficiency", "--domain", "bank"])
     assert bad.exit_code == 2 and "unknown tau2 domain" in bad.output
 

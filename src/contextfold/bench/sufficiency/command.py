@@ -60,6 +60,10 @@ def sufficiency(
     learn: LearnOpt = False,
     experience: ExperienceOpt = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the rows here.")] = None,
+    runs_out: Annotated[
+        Path | None,
+        typer.Option("--runs", help="Write every run (one task under one setting) here."),
+    ] = None,
     plot: Annotated[Path | None, typer.Option(help="Draw context tokens per step (PNG).")] = None,
     folder: Annotated[
         str | None,
@@ -76,7 +80,7 @@ def sufficiency(
     """Does a folded context still hold what the next action needs? A context-dependent oracle
     on tau2 tasks, per strategy x budget x mode: reward, redundant calls, lost values (from the
     user, from tools) and re-fetched ones, tokens, cost."""
-    from contextfold.bench.sufficiency.runner import FolderChoice, Setting, aggregate
+    from contextfold.bench.sufficiency.runner import FolderChoice, Setting, aggregate, result_json
     from contextfold.core.experience_file import load_experiences
     from contextfold.strategies.folding import default_cache_path
 
@@ -88,6 +92,7 @@ def sufficiency(
     try:
         check_specs(strategy)
         check_writable(json_out)
+        check_writable(runs_out, option="--runs")
         check_writable(plot, option="--plot")
         if learn and ray:
             raise ContextFoldError(
@@ -111,6 +116,9 @@ def sufficiency(
     console.print(f"wall time {wall:.1f} s")
     _print_failures(results)
     if json_out is not None and not save_json(json_out, rows, out=console, err=err_console):
+        raise typer.Exit(1)
+    runs = [result_json(r) for r in results]
+    if runs_out is not None and not save_json(runs_out, runs, out=console, err=err_console):
         raise typer.Exit(1)
     if plot is not None:
         console.print(f"wrote {plot}")
