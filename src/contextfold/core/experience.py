@@ -13,7 +13,9 @@ start from that:
 
 - **calls to come** after ``t`` calls: the mean of ``L - t + 1`` over the ended sessions that
   made ``L >= t`` calls, with the prior's estimate counted as :data:`PRIOR_SESSIONS` more such
-  sessions; the prior alone past the longest session seen;
+  sessions; the prior alone past the longest session seen (the strategy says what the prior
+  is: refold's cost rule gives one session ending at this call, so it bets only on calls the
+  workload has shown);
 - **reach-backs**: the ended sessions' rate, ``(hits + 1/2) / (exposed + 1)``, as a prior worth
   at most :data:`PRIOR_EXPOSURES` calls of this session (so this session's own evidence soon
   dominates), once an ended session was exposed;
