@@ -117,9 +117,10 @@ def sufficiency(
     _print_failures(results)
     if json_out is not None and not save_json(json_out, rows, out=console, err=err_console):
         raise typer.Exit(1)
-    runs = [result_json(r) for r in results]
-    if runs_out is not None and not save_json(runs_out, runs, out=console, err=err_console):
-        raise typer.Exit(1)
+    if runs_out is not None:
+        runs = [result_json(r) for r in results]
+        if not save_json(runs_out, runs, out=console, err=err_console):
+            raise typer.Exit(1)
     if plot is not None:
         console.print(f"wrote {plot}")
 
