@@ -41,15 +41,14 @@ from tests.test_replay import coding_session, write_jsonl
 runner = CliRunner()
 
 
-def test_calls_to_come_blend_the_sessions_as_long_as_this_one_with_the_prior() -> None:
+def test_calls_to_come_are_those_of_the_sessions_as_long_as_this_one() -> None:
     seen = Experience()
-    assert seen.calls_to_come(10, 23.0) == 23.0  # nothing ended yet: the prior
+    assert seen.calls_to_come(10) == 1.0  # nothing ended yet: this call alone, no blind bet
     for calls in (4, 10, 12):
         seen.record(calls=calls)
-    # sessions of 10 and 12 calls had 1 and 3 calls from the 10th on; the prior counts once
-    assert seen.calls_to_come(10, 23.0) == pytest.approx((1 + 3 + 23) / 3)
-    assert seen.calls_to_come(13, 30.0) == 30.0  # longer than any seen: the prior alone
-    # the cost rule's prior, once it learns: a session ending at this call (no blind bet)
+    # sessions of 10 and 12 calls had 1 and 3 calls from the 10th on; one more ends now
+    assert seen.calls_to_come(10) == pytest.approx((1 + 3 + 1) / 3)
+    assert seen.calls_to_come(13) == 1.0  # longer than any seen
     rule = CostRule(PRICE_TABLES["default"], experience=seen)
     assert rule.expected_calls(10) == 2  # (1 + 3 + 1) / 3, rounded
     assert rule.expected_calls(13) == 1  # longer than any seen
@@ -246,11 +245,11 @@ def test_save_experience_needs_learn_and_an_experience_file_is_read_first(tmp_pa
 
 def test_the_proxy_starts_every_session_from_a_frozen_experience_file(tmp_path: Path) -> None:
     path = tmp_path / "exp.json"
-    save_experiences(path, {"refold": ended(10)})
+    save_experiences(path, {"refold": ended(30)})
     make = make_strategy_factory(ServeConfig(upstream="local", experience=path))
     first, second = make(), make()
     assert isinstance(first, RefoldStrategy) and isinstance(second, RefoldStrategy)
-    assert first.rule.expected_calls(10) == 1  # (20 sessions x 1 call + 1) / 21
+    assert first.rule.expected_calls(10) == 20  # (20 sessions x 21 calls + 1) / 21
     assert RefoldStrategy().rule.expected_calls(10) == 23
     assert first.rule.experience is second.rule.experience
     assert first.rule.experience is not None and first.rule.experience.frozen

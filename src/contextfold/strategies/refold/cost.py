@@ -69,8 +69,6 @@ NEVER = 1 << 62
 
 _TRUNCATED_MEAN = math.log(10)
 """Mean calls to come per call made, the longest tenth of futures truncated (module doc)."""
-_ENDING_NOW = 1.0
-"""The calls to come of the session an experience adds to the ended ones: this call alone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +84,8 @@ class CostRule:
         included."""
         if self.horizon is not None:
             return max(calls + 1, self.horizon)
-        if self.experience is not None:  # evidence only: one more session, ending now
-            return max(round(self.experience.calls_to_come(calls, _ENDING_NOW)), 1)
+        if self.experience is not None:  # evidence only (one more session, ending now)
+            return max(round(self.experience.calls_to_come(calls)), 1)
         return max(round(calls * _TRUNCATED_MEAN), 1)
 
     def pays(
