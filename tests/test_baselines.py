@@ -21,7 +21,7 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.protocols import Strategy, ToolProvider
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View, render_and_check
 from contextfold.strategies.chain import ChainStrategy
 from contextfold.strategies.clip import ClipConfig, ClipStrategy
 from contextfold.strategies.full import FullStrategy
@@ -57,7 +57,7 @@ def snapshot(history: History) -> list[Step]:
 
 def render(strategy: Strategy, history: History, budget: int | None = None) -> View:
     before = snapshot(history)
-    view = render_checked(strategy, history, budget)
+    view = render_and_check(strategy, history, budget)  # the render, the budget a hint
     assert snapshot(history) == before and len(history) == len(before)  # never mutated
     return view
 
