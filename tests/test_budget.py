@@ -1,6 +1,7 @@
 """A view over the budget is never returned silently, under every registered strategy: the
 strategy compacts, or a ContextBudgetError says by how much and what to do. The same rule in
-render_checked and the proxy (a 400 in OpenAI's shape) as in the agent loop."""
+Session.prepare, render_checked and the proxy (a 400 in OpenAI's shape) as in the agent loop;
+a folding strategy folds through prepare, and a refused fold is visible."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ from contextfold.core.messages import (
     ToolCall,
     ToolMessage,
     UserMessage,
+    to_openai,
 )
 from contextfold.core.protocols import Compacting, Strategy
 from contextfold.core.view import View, render_checked
 from contextfold.serve.scripted import ScriptedServer
+from contextfold.session import Prepared, Session
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import STRATEGIES, build_strategy
 from tests._serve import client, serving
@@ -112,3 +115,61 @@ def test_the_proxy_answers_a_view_over_its_budget_with_context_length_exceeded(
     error = info.value
     assert error.code == "context_length_exceeded" and error.param == "messages"
     assert "over the budget of 500" in str(error)
+
+
+def calls_of(history: History) -> list[list[dict[str, object]]]:
+    """The conversation a client would send before each assistant step, and at the end."""
+    sent = [to_openai(history.system)] if history.system else []
+    out = []
+    for step in history.steps:
+        if step.kind == "assistant":
+            out.append(list(sent))
+        sent += [to_openai(m) for m in step.messages]
+    return [*out, sent]
+
+
+def prepare_all(session: Session, history: History) -> tuple[list[Prepared], Exception | None]:
+    done: list[Prepared] = []
+    for messages in calls_of(history):
+        try:
+            done.append(session.prepare(messages))
+        except ContextBudgetError as exc:
+            return done, exc
+    return done, None
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_prepare_compacts_or_refuses_under_every_strategy(name: str) -> None:
+    history = work_history()
+    budget = full_tokens(history) // 3
+    session = Session(name, budget=budget, folder="scripted")
+    done, error = prepare_all(session, history)
+    assert all(p.tokens <= budget for p in done), name
+    assert all(p.full_tokens > p.tokens for p in done if p.compactions)
+    if error is None:
+        assert len(done) == 15 and done[-1].full_tokens == full_tokens(history)
+    else:
+        assert isinstance(error, ContextBudgetError) and error.budget == budget
+        assert session.history is not None  # the refused call's steps are kept: nothing lost
+        assert len(session.history) == len(done) + 1
+
+
+@pytest.mark.parametrize("name", ["summary", "compact"])
+def test_a_folding_strategy_folds_through_prepare_under_the_budget(name: str) -> None:
+    history = work_history(steps=40)
+    budget = full_tokens(history) // 3
+    session = Session(name, budget=budget, folder="scripted")
+    done, error = prepare_all(session, history)
+    assert error is None and max(p.tokens for p in done) <= budget
+    assert sum(len(p.folds) for p in done) >= 2  # folded as it went, not only when forced
+    assert session.history is not None and len(session.history.folds) >= 2
+
+
+def test_a_refused_fold_is_visible_on_what_prepare_returns() -> None:
+    history = work_history()
+    session = Session("iterresearch", budget=full_tokens(history) // 3, folder="scripted")
+    done, _ = prepare_all(session, history)
+    refused = [r for p in done for r in p.folds_refused]
+    assert refused and all(r.reason and not r.accepted for r in refused)
+    assert session.history is not None
+    assert [r for r in session.history.folds if not r.accepted] == refused
