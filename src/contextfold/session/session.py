@@ -81,6 +81,8 @@ class Session:
             counter if isinstance(counter, TokenCounter) else resolve_counter(counter)
         )
         self._meta = _meta(strategy, budget, counter)
+        own = self.strategy.tools() if isinstance(self.strategy, ToolProvider) else []
+        self._own, self._own_names = own, {t["function"]["name"] for t in own}
         self._history: History | None = None
         self._seen = Seen()
         self._ended = False
@@ -144,7 +146,7 @@ class Session:
                 "messages must be the whole conversation so far: a non-empty list of messages"
             )
         messages = list(messages)
-        offered = offered_tools(tools, self._own_tools())
+        offered = offered_tools(tools, self._own)
         parsed = self._seen.parse(messages)
         grouped = group_steps(parsed)
         if not grouped.steps:
@@ -165,7 +167,7 @@ class Session:
     def call_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str | None:
         """Answer a call of one of the strategy's own tools (arguments as JSON text or a
         mapping); bad arguments give an error text. None for any other tool's name."""
-        if not isinstance(self.strategy, ToolProvider) or name not in self._own_names():
+        if not isinstance(self.strategy, ToolProvider) or name not in self._own_names:
             return None
         if isinstance(arguments, str) or arguments is None:
             try:
@@ -202,12 +204,6 @@ class Session:
             assert self.session_id is not None
             raise StoreConflictError(_taken(self.session_id)) from exc
         return self._history
-
-    def _own_tools(self) -> list[dict[str, Any]]:
-        return self.strategy.tools() if isinstance(self.strategy, ToolProvider) else []
-
-    def _own_names(self) -> set[str]:
-        return {t["function"]["name"] for t in self._own_tools()}
 
 
 def _build(spec: StrategySpec, folder: str | FolderSource | None) -> Strategy:
