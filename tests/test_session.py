@@ -13,6 +13,7 @@ from openai.types.chat import ChatCompletionMessage
 from contextfold import (
     ConfigError,
     ContextFoldError,
+    History,
     HistoryError,
     MessageFormatError,
     Session,
@@ -158,6 +159,14 @@ def test_a_store_keeps_the_session_and_open_resumes_it(tmp_path: Path) -> None:
     for n in [*range(4), 9]:
         expected = whole.prepare(conversation(n))
     assert later.messages == expected.messages  # resuming changes nothing
+
+
+def test_a_stored_session_with_no_step_yet_resumes(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "s.db") as store:
+        History("You fix bugs.", store=store, session_id="empty")
+        session = Session.open(store, "empty", strategy="full")
+        assert session.prepare(conversation(1)).full_tokens > 0
+        assert len(store.load_session("empty").steps) == 2
 
 
 def test_end_tells_a_learning_strategy_the_session_is_over() -> None:

@@ -26,7 +26,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextfold.core.counters import resolve_counter
-from contextfold.core.errors import ConfigError, ContextFoldError, StoreConflictError
+from contextfold.core.errors import (
+    ConfigError,
+    ContextFoldError,
+    MessageFormatError,
+    StoreConflictError,
+)
 from contextfold.core.experience import Experience
 from contextfold.core.grouping import group_steps
 from contextfold.core.history import History
@@ -142,16 +147,17 @@ class Session:
         if self._ended:
             raise ContextFoldError("this session has ended (end() was called); start a new one")
         if isinstance(messages, str | Mapping) or not messages:
-            raise ContextFoldError(
-                "messages must be the whole conversation so far: a non-empty list of messages"
+            raise MessageFormatError(
+                "must be the whole conversation so far: a non-empty list of messages",
+                at="messages",
             )
         messages = list(messages)
         offered = offered_tools(tools, self._own)
         parsed = self._seen.parse(messages)
         grouped = group_steps(parsed)
         if not grouped.steps:
-            raise ContextFoldError("messages hold no user or assistant message")
-        history = self._history or self._start(grouped.system)
+            raise MessageFormatError("holds no user or assistant message", at="messages")
+        history = self._history if self._history is not None else self._start(grouped.system)
         fresh = new_steps(history, grouped)
         self._seen.remember(messages, parsed)
         for step_messages in fresh:
@@ -176,13 +182,12 @@ class Session:
                 return f"error: the arguments of {name} are not valid JSON ({exc})"
         if not isinstance(arguments, Mapping):
             return f"error: the arguments of {name} must be a JSON object"
-        history = self._history or History(counter=self.counter)
-        return self.strategy.call_tool(name, arguments, history)
+        return self.strategy.call_tool(name, arguments, self._history_or_empty())
 
     def end(self) -> None:
         """The session is over: a learning strategy adds it to its experience (once)."""
         if not self._ended and isinstance(self.strategy, Learning):
-            self.strategy.end(self._history or History(counter=self.counter))
+            self.strategy.end(self._history_or_empty())
         self._ended = True
 
     @property
@@ -191,6 +196,10 @@ class Session:
         return self._history
 
     # -- helpers -------------------------------------------------------------------------
+    def _history_or_empty(self) -> History:
+        """The history; before the first prepare, an empty one (nothing to restore yet)."""
+        return self._history if self._history is not None else History(counter=self.counter)
+
     def _start(self, system: SystemMessage | None) -> History:
         try:
             self._history = History(
