@@ -19,7 +19,7 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.meter import PRICE_TABLES, get_profile
-from contextfold.core.prepared import Prepared, value_runs
+from contextfold.core.prepared import PreparedText, value_runs
 from contextfold.core.tokens import ApproxCounter
 from contextfold.core.verbatim import Leaf, found
 from contextfold.importers.base import Trajectory
@@ -141,4 +141,4 @@ def test_a_prepared_text_finds_what_the_verbatim_rule_finds() -> None:
         (248, "x1248"),
     ]
     for value, text in cases:
-        assert Prepared(text).holds(value, value_runs(value)) == found(value, text), value
+        assert PreparedText(text).holds(value, value_runs(value)) == found(value, text), value

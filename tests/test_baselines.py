@@ -21,7 +21,7 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.protocols import Strategy, ToolProvider
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View, render_and_check
 from contextfold.strategies.chain import ChainStrategy
 from contextfold.strategies.clip import ClipConfig, ClipStrategy
 from contextfold.strategies.full import FullStrategy
@@ -57,7 +57,7 @@ def snapshot(history: History) -> list[Step]:
 
 def render(strategy: Strategy, history: History, budget: int | None = None) -> View:
     before = snapshot(history)
-    view = render_checked(strategy, history, budget)
+    view = render_and_check(strategy, history, budget)  # the render, the budget a hint
     assert snapshot(history) == before and len(history) == len(before)  # never mutated
     return view
 
@@ -420,13 +420,13 @@ def test_chain_observes_and_forwards_tools() -> None:
         ({"type": "chain", "strategies": ["full"]}, "chain member 'full'"),
         ({"type": "chain", "strategies": ["recall", "recall"]}, "tool named 'recall'"),
         ({"type": "chain", "strategies": []}, "at least 1 item"),
-        ({"type": "chain", "strategies": ["clip colour=red"]}, "Extra inputs"),
-        ("chain strategies=full", "should be a valid list"),
-        ("window color=red", "Extra inputs are not permitted"),
-        ("clip max_chars=0", "greater than or equal to 1"),
-        ("prune per_file=0", "greater than or equal to 1"),
-        ("recall trigger=2", "less than or equal to 1"),
-        ("recall size=3", "Extra inputs are not permitted"),
+        ({"type": "chain", "strategies": ["clip colour=red"]}, "clip: colour: unknown"),
+        ("chain strategies=full", "must be a valid list"),
+        ("window color=red", "window: color: unknown option"),
+        ("clip max_chars=0", "clip: max_chars: must be >= 1, got 0"),
+        ("prune per_file=0", "prune: per_file: must be >= 1, got 0"),
+        ("recall trigger=2", "recall: trigger: must be <= 1"),
+        ("recall size=3", "recall: size: unknown option"),
     ],
 )
 def test_config_errors(spec: Any, needle: str) -> None:

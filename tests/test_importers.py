@@ -279,7 +279,7 @@ def test_jsonl_bad_message_names_the_line_and_message(tmp_path: Path) -> None:
     path = write(tmp_path / "c.jsonl", json.dumps([{"role": "user", "content": "a"}, {"x": 1}]))
     with pytest.raises(ImportFormatError) as info:
         load_file(path)
-    assert info.value.position == "line 1, messages[1]"
+    assert info.value.position == "line 1, messages[1].role"
 
 
 # --- discovery and detection ------------------------------------------------------------------

@@ -42,7 +42,7 @@ def test_instances_pass_through() -> None:
     ("spec", "needle"),
     [
         ("nope", "unknown strategy 'nope'; known: "),
-        ("full color=red", "Extra inputs are not permitted"),
+        ("full color=red", "full: color: unknown option; options: none"),
         ("full color", "must look like key=value"),
         ({"kind": "full"}, "has no 'type'"),
         ("missing.yaml", "does not exist"),

@@ -14,7 +14,7 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.store import SQLiteStore
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View, render_and_check, render_checked
 from contextfold.models import ScriptedModel
 from contextfold.strategies.folding import Folder
 from contextfold.strategies.registry import build_strategy
@@ -37,7 +37,7 @@ def session(store: SQLiteStore | None = None) -> History:
 
 def sent(s: UfoldStrategy, history: History, budget: int | None = None) -> View:
     s.fold(history, budget)
-    return render_checked(s, history, budget)
+    return render_and_check(s, history, budget)  # the render, the budget a hint
 
 
 def test_a_long_output_keeps_its_matching_lines_and_the_rest_is_restorable() -> None:

@@ -1,196 +1,152 @@
 """contextfold: a context runtime for long-horizon LLM agents.
 
-The history is append-only; a :class:`Strategy` renders a :class:`View` of it before every model
-call, recording an :class:`Elision` for everything it leaves out. Everything a user needs is
-importable from here; the submodules are implementation detail.
+The history is append-only; a strategy renders a compact view of it before every model call,
+recording an elision for everything it leaves out. :class:`Session` is the front door: give it
+the conversation in OpenAI format before each call, send what it returns
+(``session.prepare(messages, tools)``), and let it answer its own tools
+(``session.call_tool(name, arguments)``).
+
+Here is what a user needs: the session, the message types, the strategies, the stores and the
+errors. Everything else (the agent loop, the models, the replay harness, the meter) is
+importable from its module. Importing this package loads none of them (nor numpy or a model
+engine): each name below is imported the first time it is used.
 
 Errors (see :mod:`contextfold.core.errors`)::
 
     ContextFoldError
-    ├── MessageFormatError, HistoryError, StoreError, ViewError
-    ├── ConfigError, TokenizerError, ImportFormatError
+    ├── MessageFormatError, HistoryError, StoreError (StoreConflictError), ViewError
+    ├── ConfigError, TokenizerError, ImportFormatError, ModelError
+    └── ContextBudgetError
 """
 
 from __future__ import annotations
 
-from contextfold.agent import Agent, AgentResult
-from contextfold.bench.replay import ReplayResult, StrategyResult, replay, replay_one
-from contextfold.core.counters import resolve_counter
-from contextfold.core.errors import (
-    ConfigError,
-    ContextBudgetError,
-    ContextFoldError,
-    HistoryError,
-    ImportFormatError,
-    MessageFormatError,
-    ModelError,
-    StoreConflictError,
-    StoreError,
-    TokenizerError,
-    ViewError,
-)
-from contextfold.core.experience import Experience
-from contextfold.core.folds import FoldCall, FoldRecord
-from contextfold.core.gguf_tokenizer import GGUFTokenizerCounter, smollm2_gguf_path
-from contextfold.core.history import History, Step, content_hash, make_step
-from contextfold.core.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-    from_openai,
-    message_text,
-    to_openai,
-)
-from contextfold.core.meter import (
-    PRICE_TABLES,
-    PROFILES,
-    CallRecord,
-    Meter,
-    ModelProfile,
-    PriceTable,
-    get_profile,
-)
-from contextfold.core.protocols import (
-    Compacting,
-    Completion,
-    Environment,
-    Folding,
-    Grounded,
-    Learning,
-    Model,
-    SessionRecord,
-    SharedStore,
-    Store,
-    Strategy,
-    ToolProvider,
-    Usage,
-    UserSimulator,
-)
-from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, open_store
-from contextfold.core.tokens import (
-    MESSAGE_OVERHEAD,
-    ApproxCounter,
-    HFTokenizerCounter,
-    TokenCounter,
-    count_messages,
-)
-from contextfold.core.view import (
-    Elision,
-    Provenance,
-    RestorePath,
-    View,
-    ViewBuilder,
-    check_view,
-    render_checked,
-)
-from contextfold.envs import FilesEnv
-from contextfold.importers import iter_trajectories, load_file
-from contextfold.importers.base import Trajectory
-from contextfold.models import LocalModel, OpenAIModel, ScriptedCall, ScriptedModel, tool_call
-from contextfold.models.registry import build_model
-from contextfold.strategies.base import StrategyConfig
-from contextfold.strategies.folding import FoldCache, Folder, FolderSource
-from contextfold.strategies.full import FullStrategy
-from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
-from contextfold.strategies.registry import STRATEGIES, build_strategy
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+if _TYPE_CHECKING:
+    from contextfold.core.errors import (
+        ConfigError,
+        ContextBudgetError,
+        ContextFoldError,
+        HistoryError,
+        ImportFormatError,
+        MessageFormatError,
+        ModelError,
+        StoreConflictError,
+        StoreError,
+        TokenizerError,
+        ViewError,
+    )
+    from contextfold.core.experience import Experience
+    from contextfold.core.history import History, Step
+    from contextfold.core.messages import (
+        AssistantMessage,
+        Message,
+        SystemMessage,
+        ToolCall,
+        ToolMessage,
+        UserMessage,
+        from_openai,
+        to_openai,
+    )
+    from contextfold.core.protocols import Store, Strategy
+    from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, open_store
+    from contextfold.core.view import Elision, RestorePath, View, render_checked
+    from contextfold.session import Prepared, Session
+    from contextfold.strategies.registry import STRATEGIES, build_strategy
 
 __version__ = "0.1.0"
 
+_HOME = {
+    "contextfold.session": ("Prepared", "Session"),
+    "contextfold.core.messages": (
+        "AssistantMessage",
+        "Message",
+        "SystemMessage",
+        "ToolCall",
+        "ToolMessage",
+        "UserMessage",
+        "from_openai",
+        "to_openai",
+    ),
+    "contextfold.core.history": ("History", "Step"),
+    "contextfold.core.view": ("Elision", "RestorePath", "View", "render_checked"),
+    "contextfold.strategies.registry": ("STRATEGIES", "build_strategy"),
+    "contextfold.core.protocols": ("Store", "Strategy"),
+    "contextfold.core.store": ("MemoryStore", "PostgresStore", "SQLiteStore", "open_store"),
+    "contextfold.core.experience": ("Experience",),
+    "contextfold.core.errors": (
+        "ConfigError",
+        "ContextBudgetError",
+        "ContextFoldError",
+        "HistoryError",
+        "ImportFormatError",
+        "MessageFormatError",
+        "ModelError",
+        "StoreConflictError",
+        "StoreError",
+        "TokenizerError",
+        "ViewError",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
+
 __all__ = [
-    "MESSAGE_OVERHEAD",
-    "PRICE_TABLES",
-    "PROFILES",
     "STRATEGIES",
-    "Agent",
-    "AgentResult",
-    "ApproxCounter",
     "AssistantMessage",
-    "CallRecord",
-    "Compacting",
-    "Completion",
     "ConfigError",
     "ContextBudgetError",
     "ContextFoldError",
     "Elision",
-    "Environment",
     "Experience",
-    "FilesEnv",
-    "FoldCache",
-    "FoldCall",
-    "FoldRecord",
-    "Folder",
-    "FolderSource",
-    "Folding",
-    "FullStrategy",
-    "GGUFTokenizerCounter",
-    "Grounded",
-    "HFTokenizerCounter",
     "History",
     "HistoryError",
     "ImportFormatError",
-    "Learning",
-    "LocalModel",
     "MemoryStore",
     "Message",
     "MessageFormatError",
-    "Meter",
-    "Model",
     "ModelError",
-    "ModelProfile",
-    "OpenAIModel",
     "PostgresStore",
-    "PriceTable",
-    "Provenance",
-    "RefoldConfig",
-    "RefoldStrategy",
-    "ReplayResult",
+    "Prepared",
     "RestorePath",
     "SQLiteStore",
-    "ScriptedCall",
-    "ScriptedModel",
-    "SessionRecord",
-    "SharedStore",
+    "Session",
     "Step",
     "Store",
     "StoreConflictError",
     "StoreError",
     "Strategy",
-    "StrategyConfig",
-    "StrategyResult",
     "SystemMessage",
-    "TokenCounter",
     "TokenizerError",
     "ToolCall",
     "ToolMessage",
-    "ToolProvider",
-    "Trajectory",
-    "Usage",
     "UserMessage",
-    "UserSimulator",
     "View",
-    "ViewBuilder",
     "ViewError",
     "__version__",
-    "build_model",
     "build_strategy",
-    "check_view",
-    "content_hash",
-    "count_messages",
     "from_openai",
-    "get_profile",
-    "iter_trajectories",
-    "load_file",
-    "make_step",
-    "message_text",
     "open_store",
     "render_checked",
-    "replay",
-    "replay_one",
-    "resolve_counter",
-    "smollm2_gguf_path",
     "to_openai",
-    "tool_call",
 ]
+
+
+def __getattr__(name: str) -> _Any:
+    """Import a public name from its module the first time it is used."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(
+            f"module 'contextfold' has no attribute {name!r}; beyond its __all__, the API is "
+            "imported from its module (contextfold.agent, contextfold.models, "
+            "contextfold.bench.replay, contextfold.core.meter, ...)"
+        )
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -7,7 +7,7 @@ arguments the tool refuses) becomes an error result the agent sees, and is count
 crashes the run. A strategy that folds with a model (:class:`~contextfold.core.protocols.Folding`)
 folds before the render, metered apart. A view over the context budget triggers the strategy's
 forced compaction (counted); still over, :class:`~contextfold.core.errors.ContextBudgetError`,
-with nothing lost.
+with nothing lost (:mod:`contextfold.core.pipeline`, as everywhere a view is prepared).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from contextfold.core.errors import ContextBudgetError
+from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
 from contextfold.core.messages import (
     AssistantMessage,
@@ -27,10 +28,10 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.meter import Meter
+from contextfold.core.pipeline import prepare_view
 from contextfold.core.protocols import (
     Compacting,
     Environment,
-    Folding,
     Learning,
     Model,
     Strategy,
@@ -38,7 +39,7 @@ from contextfold.core.protocols import (
     Usage,
     UserSimulator,
 )
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View
 
 __all__ = ["Agent", "AgentResult", "StopReason"]
 
@@ -151,26 +152,20 @@ class Agent:
         return completion.message
 
     def _render(self) -> View:
-        self._fold()
-        view = render_checked(self.strategy, self.history, self.budget)
-        if self.budget is None or view.total_tokens <= self.budget:
-            return view
-        self.result.forced_compactions += 1
-        if isinstance(self.strategy, Compacting) and self.strategy.compact(
-            self.history, self.budget
-        ):
-            self._fold()
-            view = render_checked(self.strategy, self.history, self.budget)
-        if view.total_tokens > self.budget:
-            raise ContextBudgetError(
-                self.strategy.name, view.total_tokens, self.budget, self.history.session_id
+        """The view to send (:func:`~contextfold.core.pipeline.prepare_view`): the due folds
+        run first, their folder calls metered apart; over the budget, compacted or refused."""
+        try:
+            rendered = prepare_view(
+                self.strategy, self.history, self.budget, on_fold=self._record_fold
             )
-        return view
+        except ContextBudgetError:
+            self.result.forced_compactions += 1  # over the budget: counted before the run stops
+            raise
+        self.result.forced_compactions += rendered.compactions
+        return rendered.view
 
-    def _fold(self) -> None:
-        """Run the folds the strategy has due; their folder calls are metered apart."""
-        if isinstance(self.strategy, Folding):
-            self.result.meter.record_folds(self.strategy.fold(self.history, self.budget))
+    def _record_fold(self, record: FoldRecord) -> None:
+        self.result.meter.record_folds((record,))
 
     def _store_call(self, messages: Sequence[Message], usage: Usage) -> None:
         store = self.history.store

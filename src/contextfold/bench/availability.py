@@ -37,7 +37,7 @@ from contextfold.core.messages import (
     ToolMessage,
     UserMessage,
 )
-from contextfold.core.prepared import Prepared, value_runs
+from contextfold.core.prepared import PreparedText, value_runs
 from contextfold.core.verbatim import Leaf
 from contextfold.core.view import View
 
@@ -63,7 +63,7 @@ class Need:
 class _Evidence:
     step: int
     message: Message
-    text: Prepared
+    text: PreparedText
 
 
 @dataclass(slots=True)
@@ -83,7 +83,7 @@ class ArgIndex:
             if isinstance(step.message, AssistantMessage) and step.message.tool_calls
         }
         evidence = [
-            _Evidence(step.index, m, Prepared(m.content))
+            _Evidence(step.index, m, PreparedText(m.content))
             for step in steps
             for m in step.messages
             if isinstance(m, UserMessage | ToolMessage)
@@ -104,7 +104,7 @@ class _Holders:
     def __init__(
         self, evidence: list[_Evidence], system: str, values: Iterable[Iterable[Leaf]]
     ) -> None:
-        self.evidence, self.system = evidence, Prepared(system)
+        self.evidence, self.system = evidence, PreparedText(system)
         self._memo: dict[Leaf, list[_Evidence]] = {}
         wanted = frozenset(r for vs in values for v in vs for r in value_runs(v))
         self._postings: dict[bytes, list[_Evidence]] = {}
@@ -142,7 +142,7 @@ class ArgTally:
     in_view: int = 0
     restorable: int = 0
     lost: int = 0
-    _prepared: dict[Message, Prepared] = field(default_factory=dict)
+    _prepared: dict[Message, PreparedText] = field(default_factory=dict)
 
     def check(self, step: int, view: View) -> None:
         """Check the view rendered just before the assistant step ``step``."""
@@ -175,7 +175,7 @@ class ArgTally:
             for message in by_step.get(step, ()):
                 text = self._prepared.get(message)
                 if text is None:
-                    text = self._prepared[message] = Prepared(message.content)
+                    text = self._prepared[message] = PreparedText(message.content)
                 if text.holds(need.value, runs):
                     return True
         return False

@@ -31,7 +31,7 @@ from contextfold.core.history import History, Step
 from contextfold.core.meter import FOLD_KEYS, Meter, ModelProfile, PriceTable
 from contextfold.core.protocols import Folding, Learning, Strategy
 from contextfold.core.tokens import TokenCounter
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View, render_and_check
 from contextfold.importers.base import Trajectory
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy, spec_label
@@ -357,7 +357,8 @@ def replay_one(
                     for record in records:
                         on_fold(record)
             start = time.perf_counter_ns()
-            view = render_checked(strategy, history, budget)
+            view = render_and_check(strategy, history, budget)  # the budget: a hint, never
+            # enforced, so every strategy replays every recorded call (a live run enforces it)
             elapsed = time.perf_counter_ns() - start
             meter.record_call(view, completion_tokens=step.tokens[0], render_ns=elapsed)
             if check is not None:

@@ -14,7 +14,7 @@
     ├── ModelError             a model backend that cannot answer (after its retries)
     ├── CalculatorError        an expression the safe calculator refuses (envs.calculator)
     ├── DocumentError          a docx/xlsx/pptx that does not open (core.documents)
-    └── ContextBudgetError     a view still over the context budget after forced compaction
+    └── ContextBudgetError     a view over the context budget that compaction could not fix
 """
 
 from __future__ import annotations
@@ -39,7 +39,26 @@ class ContextFoldError(Exception):
 
 
 class MessageFormatError(ContextFoldError, ValueError):
-    """A chat message is not valid OpenAI chat format."""
+    """A chat message is not valid OpenAI chat format.
+
+    ``at`` names where, when known: a field inside the message (``tool_calls[0].id``) or, once
+    a caller that knows the message's place has said so (:meth:`under`), the whole position
+    (``messages[3].tool_calls[0].id``)."""
+
+    def __init__(self, problem: str, *, at: str = "") -> None:
+        super().__init__(f"{at}: {problem}" if at else problem)
+        self.at = at
+        self.problem = problem
+
+    def under(self, position: str) -> MessageFormatError:
+        """The same problem, placed under ``position`` (``messages[3]``)."""
+        if not self.at:
+            at = position
+        elif self.at.startswith("["):
+            at = position + self.at
+        else:
+            at = f"{position}.{self.at}"
+        return MessageFormatError(self.problem, at=at)
 
 
 class HistoryError(ContextFoldError, ValueError):
@@ -90,16 +109,32 @@ class ModelError(ContextFoldError):
 
 
 class ContextBudgetError(ContextFoldError):
-    """The view is over the context budget even after the strategy's forced compaction.
+    """The view is over the context budget: the strategy cannot compact, or its forced
+    compaction did not bring the view under the budget.
 
     Nothing is lost: every step is already in the history (and its store)."""
 
-    def __init__(self, strategy: str, tokens: int, budget: int, session: str | None) -> None:
+    def __init__(
+        self,
+        strategy: str,
+        tokens: int,
+        budget: int,
+        session: str | None,
+        *,
+        compacted: bool = True,
+    ) -> None:
         where = f" in session {session!r}" if session else ""
+        why = (
+            "even after forced compaction"
+            if compacted
+            else "and it cannot compact (or had nothing left to compact)"
+        )
         super().__init__(
             f"strategy {strategy!r} rendered {tokens:,} tokens{where}, over the budget of "
-            f"{budget:,} even after forced compaction; raise the budget or pick a strategy "
-            "that compacts (the history is intact and can be resumed)"
+            f"{budget:,} {why}; raise the budget, or pick a strategy that compacts (refold, "
+            "compact, summary) (the history is intact and can be resumed)"
         )
+        self.strategy = strategy
         self.tokens = tokens
         self.budget = budget
+        self.compacted = compacted

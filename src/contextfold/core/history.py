@@ -20,8 +20,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from contextfold.core.errors import HistoryError
+from contextfold.core.errors import HistoryError, MessageFormatError, StoreConflictError
 from contextfold.core.folds import FoldRecord
+from contextfold.core.grouping import as_message
 from contextfold.core.messages import (
     AssistantMessage,
     Message,
@@ -120,12 +121,29 @@ def _check_shape(index: int, messages: Sequence[Message]) -> None:
         )
 
 
+def _system(system: SystemMessage | str | None) -> SystemMessage | None:
+    if isinstance(system, str):
+        return SystemMessage(system)
+    if system is None or isinstance(system, SystemMessage):
+        return system
+    raise HistoryError(
+        f"a History's system message is a str or a SystemMessage, got {type(system).__name__}"
+    )
+
+
+def _message(message: Message | Mapping[str, Any], position: int) -> Message:
+    try:
+        return as_message(message)
+    except MessageFormatError as exc:
+        raise exc.under(f"messages[{position}]") from None
+
+
 class History:
     """Append-only steps of one session, optionally written through to a store."""
 
     def __init__(
         self,
-        system: SystemMessage | None = None,
+        system: SystemMessage | str | None = None,
         *,
         counter: TokenCounter | None = None,
         store: Store | None = None,
@@ -133,7 +151,7 @@ class History:
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         self.counter: TokenCounter = counter or ApproxCounter()
-        self.system = system
+        self.system = system = _system(system)
         self.system_tokens = count_messages(self.counter, [system])[0] if system else 0
         self.meta: dict[str, Any] = dict(meta or {})
         self.session_id = session_id
@@ -145,9 +163,15 @@ class History:
         if store is not None:
             if session_id is None:
                 raise HistoryError("a History with a store needs a session_id")
-            store.create_session(
-                session_id, system=system, counter=self.counter.name, meta=self.meta
-            )
+            try:
+                store.create_session(
+                    session_id, system=system, counter=self.counter.name, meta=self.meta
+                )
+            except StoreConflictError as exc:
+                raise StoreConflictError(
+                    f"{exc}; History.open(store, {session_id!r}) resumes it, or pick another "
+                    "session_id for a new session"
+                ) from exc
 
     @classmethod
     def open(cls, store: Store, session_id: str, *, counter: TokenCounter | None = None) -> History:
@@ -169,9 +193,11 @@ class History:
         history._folds.extend(record.folds)
         return history
 
-    def append(self, *messages: Message) -> Step:
-        """Append one step made of ``messages``; returns it. Nothing is written if invalid."""
-        return self.append_step(make_step(len(self._steps), messages, self.counter))
+    def append(self, *messages: Message | Mapping[str, Any]) -> Step:
+        """Append one step made of ``messages`` (:class:`~contextfold.core.messages.Message` s
+        or OpenAI chat dicts); returns it. Nothing is written if invalid."""
+        parsed = [_message(m, i) for i, m in enumerate(messages)]
+        return self.append_step(make_step(len(self._steps), parsed, self.counter))
 
     def append_step(self, step: Step) -> Step:
         """Append a step built with :func:`make_step` (for example, counted once and shared)."""

@@ -32,17 +32,35 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ToolCall:
     """One function call requested by the assistant.
 
-    ``arguments`` is kept as the JSON text the model produced, so nothing is re-serialized;
-    :meth:`parsed_arguments` decodes it.
+    ``arguments`` is kept as the JSON text the model produced, so nothing is re-serialized
+    (text that is not valid JSON is kept too: a model's malformed call is the agent's to
+    answer); a mapping given instead is written as JSON once, here. :meth:`parsed_arguments`
+    decodes it.
     """
 
     id: str
     name: str
-    arguments: str = "{}"
+    arguments: str
+
+    def __init__(self, id: str, name: str, arguments: str | Mapping[str, Any] = "{}") -> None:
+        if not isinstance(id, str):
+            raise MessageFormatError(f"must be a string, got {type(id).__name__}", at="id")
+        if not isinstance(name, str) or not name:
+            raise MessageFormatError("a tool call needs a function name", at="function.name")
+        if isinstance(arguments, Mapping):
+            arguments = json.dumps(dict(arguments), ensure_ascii=False)
+        elif not isinstance(arguments, str):
+            raise MessageFormatError(
+                f"must be a JSON string or an object, got {type(arguments).__name__}",
+                at="function.arguments",
+            )
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "arguments", arguments)
 
     def parsed_arguments(self) -> Any:
         """The decoded arguments; raises :class:`MessageFormatError` on malformed JSON."""
@@ -122,7 +140,8 @@ def to_openai(message: Message) -> dict[str, Any]:
 
 
 def from_openai(data: Mapping[str, Any]) -> Message:
-    """Parse an OpenAI chat dict; raises :class:`MessageFormatError` naming what is wrong."""
+    """Parse an OpenAI chat dict; raises :class:`MessageFormatError` naming what is wrong and
+    where in the message (its ``at``: ``tool_calls[0].function.name``)."""
     if not isinstance(data, Mapping):
         raise MessageFormatError(f"a message must be a JSON object, got {type(data).__name__}")
     role = data.get("role")
@@ -136,16 +155,21 @@ def from_openai(data: Mapping[str, Any]) -> Message:
             content = _text(data, role)
         reasoning = data.get("reasoning_content", data.get("reasoning"))
         if reasoning is not None and not isinstance(reasoning, str):
-            raise MessageFormatError("assistant 'reasoning_content' must be a string")
-        calls = tuple(_tool_call(c, i) for i, c in enumerate(data.get("tool_calls") or ()))
+            raise MessageFormatError("must be a string", at="reasoning_content")
+        raw_calls = data.get("tool_calls") or ()
+        if not isinstance(raw_calls, Sequence) or isinstance(raw_calls, str):
+            raise MessageFormatError("must be an array of tool calls", at="tool_calls")
+        calls = tuple(_tool_call(c, i) for i, c in enumerate(raw_calls))
         return AssistantMessage(content, tool_calls=calls, reasoning=reasoning)
     if role == "tool":
         call_id = data.get("tool_call_id")
         if not isinstance(call_id, str):
-            raise MessageFormatError("tool message has no string 'tool_call_id'")
+            raise MessageFormatError(
+                "a tool message has no string 'tool_call_id'", at="tool_call_id"
+            )
         return ToolMessage(_text(data, role), call_id, name=_opt_str(data, "name"))
     raise MessageFormatError(
-        f"unknown message role {role!r}; expected system, user, assistant or tool"
+        f"unknown message role {role!r}; expected system, user, assistant or tool", at="role"
     )
 
 
@@ -158,15 +182,16 @@ def _text(data: Mapping[str, Any], role: str) -> str:
         return ""
     if isinstance(content, list):
         texts = []
-        for part in content:
+        for i, part in enumerate(content):
             if not (isinstance(part, Mapping) and part.get("type") == "text"):
                 raise MessageFormatError(
-                    f"{role} message has a non-text content part: {part!r:.80}"
+                    f"{role} message has a non-text content part: {part!r:.80}",
+                    at=f"content[{i}]",
                 )
             texts.append(str(part.get("text", "")))
         return "".join(texts)
     raise MessageFormatError(
-        f"{role} message content must be a string, got {type(content).__name__}"
+        f"{role} message content must be a string, got {type(content).__name__}", at="content"
     )
 
 
@@ -174,23 +199,29 @@ def _opt_str(data: Mapping[str, Any], key: str) -> str | None:
     value = data.get(key)
     if value is None or isinstance(value, str):
         return value
-    raise MessageFormatError(f"message field {key!r} must be a string")
+    raise MessageFormatError(f"message field {key!r} must be a string", at=key)
 
 
 def _tool_call(raw: Any, position: int) -> ToolCall:
+    at = f"tool_calls[{position}]"
     if not isinstance(raw, Mapping):
-        raise MessageFormatError(f"tool call #{position} must be an object")
+        raise MessageFormatError("a tool call must be an object", at=at)
+    kind = raw.get("type", "function")
+    if kind != "function":
+        raise MessageFormatError(
+            f"a {kind!r} tool call; only function tool calls are supported", at=f"{at}.type"
+        )
     fn = raw.get("function", raw)
     name = fn.get("name") if isinstance(fn, Mapping) else None
     if not isinstance(name, str) or not name:
-        raise MessageFormatError(f"tool call #{position} has no function name")
-    args = fn.get("arguments", "{}")
-    if not isinstance(args, str):
-        args = json.dumps(args, ensure_ascii=False)
+        raise MessageFormatError("the tool call has no function name", at=f"{at}.function.name")
     call_id = raw.get("id")
     if not isinstance(call_id, str):
-        raise MessageFormatError(f"tool call #{position} ({name}) has no string 'id'")
-    return ToolCall(call_id, name, args)
+        raise MessageFormatError(f"the tool call ({name}) has no string 'id'", at=f"{at}.id")
+    try:
+        return ToolCall(call_id, name, fn.get("arguments", "{}"))
+    except MessageFormatError as exc:
+        raise exc.under(at) from None
 
 
 def common_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:

@@ -1,10 +1,10 @@
 """Texts prepared once for the verbatim test, for code that looks many values up in them.
 
-:func:`contextfold.core.verbatim.found` compiles a value's regex and searches (and JSON-unescapes)
-the whole text on each call. A :class:`Prepared` text is lowercased, unescaped and split into its
-ASCII alphanumeric runs once; :meth:`Prepared.holds` then answers as ``found`` does, looking with
-the regex only in texts that hold all of the value's runs (:func:`value_runs`), at the places a
-plain search finds.
+:func:`contextfold.core.verbatim.found` compiles a value's regex and searches (and
+JSON-unescapes) the whole text on each call. A :class:`PreparedText` is lowercased, unescaped
+and split into its ASCII alphanumeric runs once; :meth:`PreparedText.holds` then answers as
+``found`` does, looking with the regex only in texts that hold all of the value's runs
+(:func:`value_runs`), at the places a plain search finds.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from functools import lru_cache
 
 from contextfold.core.verbatim import Leaf, pattern, unescaped
 
-__all__ = ["Prepared", "value_runs"]
+__all__ = ["PreparedText", "value_runs"]
 
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _TABLE = bytes(c if chr(c) in _ALNUM else 32 for c in range(256))
 
 
-class Prepared:
+class PreparedText:
     """A text prepared once for the verbatim test: lowercased (its JSON-unescaped form
     appended when it has escapes) and split into its ASCII alphanumeric runs."""
 

@@ -3,7 +3,8 @@
 A :class:`View` holds the chat messages to send, each message's token count, its provenance
 (the steps it renders and whether verbatim), and an :class:`Elision` for everything left out.
 :func:`check_view` enforces the invariants every view must keep; :func:`render_checked` runs a
-strategy and checks what it returns, so no invalid view ever reaches a model.
+strategy and checks what it returns (and, given a budget, that it fits:
+:mod:`contextfold.core.pipeline`), so no invalid view ever reaches a model.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "ViewBuilder",
     "check_view",
     "offered_tools",
+    "render_and_check",
     "render_checked",
 ]
 
@@ -125,6 +127,21 @@ class View:
 
 def render_checked(strategy: Strategy, history: History, budget: int | None = None) -> View:
     """Render ``history`` with ``strategy`` and check the view; raises :class:`ViewError`.
+
+    With a ``budget``, a view over it is never returned: a strategy that can compact is made
+    to (its forced fold runs, for one that folds) and renders again; still over, or unable to
+    compact, :class:`~contextfold.core.errors.ContextBudgetError`. The folds that are due
+    before the budget forces one are not run here: :func:`contextfold.core.pipeline.prepare_view`
+    (and :class:`~contextfold.session.Session`, the agent loop, the proxy) run them first.
+    """
+    from contextfold.core.pipeline import prepare_view  # it builds on this module
+
+    return prepare_view(strategy, history, budget, fold=False).view
+
+
+def render_and_check(strategy: Strategy, history: History, budget: int | None) -> View:
+    """Render ``history`` with ``strategy`` and check the view, the budget not enforced;
+    raises :class:`ViewError`.
 
     The check is incremental: the part of the view that repeats the strategy's previous checked
     view of the same history (compared in C, by identity first) is not walked again, so a

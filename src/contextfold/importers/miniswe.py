@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfold.core.errors import ImportFormatError, MessageFormatError
+from contextfold.core.grouping import parse_messages
 from contextfold.core.messages import (
     AssistantMessage,
     Message,
@@ -26,7 +27,6 @@ from contextfold.core.messages import (
     ToolCall,
     ToolMessage,
     UserMessage,
-    from_openai,
 )
 from contextfold.importers.base import Trajectory
 
@@ -61,13 +61,10 @@ def _trajectory(path: Path, data: Mapping[str, Any]) -> Trajectory:
 def _messages(name: str, raw: Any) -> list[Message]:
     if not isinstance(raw, list):
         raise ImportFormatError(name, "messages", "expected a list of messages")
-    out = []
-    for i, data in enumerate(raw):
-        try:
-            out.append(from_openai(data))
-        except MessageFormatError as exc:
-            raise ImportFormatError(name, f"messages[{i}]", str(exc)) from exc
-    return out
+    try:
+        return [message for _, message in parse_messages(raw, "messages")]
+    except MessageFormatError as exc:
+        raise ImportFormatError(name, exc.at, exc.problem) from exc
 
 
 def _steps(

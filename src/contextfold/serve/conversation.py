@@ -17,17 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contextfold.core.errors import HistoryError, MessageFormatError
-from contextfold.core.history import check_step_shape
-from contextfold.core.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolMessage,
-    UserMessage,
-    from_openai,
-    to_openai,
-)
+from contextfold.core.errors import MessageFormatError
+from contextfold.core.grouping import group_steps, parse_messages
+from contextfold.core.messages import Message, SystemMessage, to_openai
 from contextfold.serve.errors import ApiError
 
 __all__ = ["Conversation", "chain_hashes", "parse_conversation"]
@@ -49,9 +41,11 @@ def parse_conversation(raw: Any, family: str) -> Conversation:
     """Parse a request's ``messages``; raises a 400 :class:`ApiError` naming the message."""
     if not isinstance(raw, list) or not raw:
         raise ApiError(400, "'messages' must be a non-empty array", param="messages")
-    messages = [_parse(m, i) for i, m in enumerate(raw)]
-    system = messages[0] if isinstance(messages[0], SystemMessage) else None
-    steps = _group(messages, 1 if system else 0)
+    try:
+        grouped = group_steps(parse_messages(raw, "messages"))
+    except MessageFormatError as exc:
+        raise ApiError(400, str(exc), param=exc.at or "messages") from exc
+    system, steps = grouped.system, grouped.steps
     if not steps:
         raise ApiError(400, "'messages' holds no user or assistant message", param="messages")
     return Conversation(system, steps, tuple(chain_hashes(family, system, steps)))
@@ -76,38 +70,3 @@ def _hash(data: bytes) -> str:
 def _canon(messages: Sequence[Message | None]) -> bytes:
     dicts = [None if m is None else to_openai(m) for m in messages]
     return json.dumps(dicts, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
-
-
-def _parse(raw: Any, position: int) -> Message:
-    try:
-        return from_openai(raw)
-    except MessageFormatError as exc:
-        raise ApiError(400, f"messages[{position}]: {exc}", param=f"messages[{position}]") from exc
-
-
-def _group(messages: list[Message], start: int) -> tuple[StepMessages, ...]:
-    steps: list[StepMessages] = []
-    i = start
-    while i < len(messages):
-        head = messages[i]
-        if isinstance(head, SystemMessage):
-            raise _bad(i, "a system message may only come first")
-        if isinstance(head, ToolMessage):
-            raise _bad(i, "a tool message must follow the assistant message whose call it answers")
-        j = i + 1
-        if isinstance(head, AssistantMessage):
-            while j < len(messages) and isinstance(messages[j], ToolMessage):
-                j += 1
-        step = tuple(messages[i:j])
-        try:
-            check_step_shape(len(steps), step)
-        except HistoryError as exc:
-            raise _bad(i, str(exc).replace(f"step {len(steps)}", "this message", 1)) from exc
-        assert isinstance(head, UserMessage | AssistantMessage)
-        steps.append(step)
-        i = j
-    return tuple(steps)
-
-
-def _bad(position: int, problem: str) -> ApiError:
-    return ApiError(400, f"messages[{position}]: {problem}", param=f"messages[{position}]")

@@ -34,12 +34,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextfold.core.errors import StoreConflictError
+from contextfold.core.errors import ContextBudgetError, StoreConflictError
 from contextfold.core.history import History
 from contextfold.core.messages import Message
+from contextfold.core.pipeline import fold_due, prepare_view
 from contextfold.core.protocols import (
-    Compacting,
-    Folding,
     SessionRecord,
     SharedStore,
     Store,
@@ -47,9 +46,10 @@ from contextfold.core.protocols import (
     ToolProvider,
 )
 from contextfold.core.tokens import TokenCounter
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View
 from contextfold.serve.buffered import BufferedStore
 from contextfold.serve.conversation import Conversation, chain_hashes
+from contextfold.serve.errors import ApiError
 from contextfold.serve.learning import IdleEnds
 from contextfold.serve.replicas import SentCall, branch_meta, shared_steps, write_branch
 
@@ -307,15 +307,14 @@ class SessionManager:
     # -- the view
 
     def _fold(self, session: Session) -> int:
-        if not isinstance(session.strategy, Folding):
-            return 0
-        return len(session.strategy.fold(session.history, self.budget))
+        """Run the folds that are due (:func:`~contextfold.core.pipeline.fold_due`)."""
+        return len(fold_due(session.strategy, session.history, self.budget))
 
     def _render(self, session: Session) -> View:
-        strategy, history, budget = session.strategy, session.history, self.budget
-        view = render_checked(strategy, history, budget)
-        over = budget is not None and view.total_tokens > budget
-        if over and isinstance(strategy, Compacting) and strategy.compact(history, budget or 0):
-            self._fold(session)
-            view = render_checked(strategy, history, budget)
-        return view
+        """The checked view, fitted to the budget (:func:`~contextfold.core.pipeline.prepare_view`,
+        the due folds already run): a view that cannot fit is a 400 the client can act on."""
+        try:
+            rendered = prepare_view(session.strategy, session.history, self.budget, fold=False)
+        except ContextBudgetError as exc:
+            raise ApiError(400, str(exc), param="messages", code="context_length_exceeded") from exc
+        return rendered.view

@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from contextfold.core.errors import ConfigError
@@ -36,6 +35,7 @@ from contextfold.strategies.folding import (
     FolderSource,
     OptionalFolderConfig,
 )
+from contextfold.strategies.spec_checks import closest, load_yaml, option_errors
 
 __all__ = [
     "STRATEGIES",
@@ -88,7 +88,8 @@ def build_strategy(
     try:
         config = config_cls.model_validate({"type": short, **options})
     except ValidationError as exc:
-        raise ConfigError(f"invalid options for strategy {kind!r}:\n{exc}") from exc
+        names = [n for n in config_cls.model_fields if n != "type"]
+        raise ConfigError(option_errors(str(short), exc, names)) from None
     if isinstance(config, FolderConfig):
         source = folders if folders is not None else FolderSource()
         if (config.folder or source.default) == NO_FOLDER:
@@ -128,7 +129,10 @@ def strategy_class(name: str) -> Any:
         module_name, _, attr = path.rpartition(".")
     if not module_name or not attr:
         known = ", ".join(sorted(STRATEGIES))
-        raise ConfigError(f"unknown strategy {name!r}; known: {known}; or give a dotted path")
+        raise ConfigError(
+            f"unknown strategy {name!r};{closest(name, STRATEGIES)} known: {known}; or give a "
+            "dotted path"
+        )
     try:
         cls = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
@@ -163,10 +167,7 @@ def spec_dict(spec: str | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _yaml_dict(text: str, spec: object) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"strategy spec is not valid YAML: {exc}") from exc
+    data = load_yaml(text)
     if not isinstance(data, dict):
         raise ConfigError(f"strategy spec {spec!r} must be a mapping with a 'type' key")
     return data
@@ -178,5 +179,9 @@ def _overrides(pairs: list[str]) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise ConfigError(f"strategy override {pair!r} must look like key=value")
-        out[key] = yaml.safe_load(value)
+        if key == "type":
+            raise ConfigError(f"strategy override {pair!r}: the strategy is named first, not set")
+        if key in out:
+            raise ConfigError(f"strategy option {key!r} is given twice ({key}={out[key]}, {pair})")
+        out[key] = load_yaml(value)
     return out

@@ -48,7 +48,7 @@ from contextfold.core.argvalues import call_values
 from contextfold.core.experience import JEFFREYS
 from contextfold.core.history import Step
 from contextfold.core.messages import AssistantMessage, ToolMessage, UserMessage
-from contextfold.core.prepared import Prepared, value_runs
+from contextfold.core.prepared import PreparedText, value_runs
 from contextfold.core.verbatim import Leaf
 from contextfold.strategies.refold.prefix import restores_only
 
@@ -73,17 +73,17 @@ class Reach:
     prior: tuple[float, float] | None = None
     """Pseudo-counts (reach-backs, exposed calls) before this session's evidence; None: the
     agent's use rate, worth :data:`USE_WEIGHT` calls."""
-    _known: list[Prepared] = field(default_factory=list)
+    _known: list[PreparedText] = field(default_factory=list)
     """User messages and the agent's own texts: what masking never hides."""
-    _outputs: list[tuple[int, Prepared]] = field(default_factory=list)
+    _outputs: list[tuple[int, PreparedText]] = field(default_factory=list)
     """(step, text) of every tool output, in order."""
     _observed: list[int] = field(default_factory=list)
     drawn: set[int] = field(default_factory=set)
     """Steps whose outputs a reach-back drew on."""
-    _system: Prepared = field(init=False)
+    _system: PreparedText = field(init=False)
 
     def __post_init__(self) -> None:
-        self._system = Prepared(self.system)
+        self._system = PreparedText(self.system)
 
     @property
     def use_rate(self) -> float:
@@ -114,7 +114,7 @@ class Reach:
         head = step.message
         drawn: set[int] = set()
         if isinstance(head, UserMessage):
-            self._known.append(Prepared(head.content))
+            self._known.append(PreparedText(head.content))
             return drawn
         restoring = isinstance(head, AssistantMessage) and restores_only(head)
         if isinstance(head, AssistantMessage) and head.tool_calls:
@@ -122,13 +122,13 @@ class Reach:
             if any(c.name == "restore" for c in head.tool_calls):
                 drawn.add(step.index)  # what the agent brought back, it needs: keep it in full
             self.drawn |= drawn
-            self._known.append(Prepared(" ".join(c.arguments for c in head.tool_calls)))
+            self._known.append(PreparedText(" ".join(c.arguments for c in head.tool_calls)))
         if isinstance(head, AssistantMessage) and head.content:
-            self._known.append(Prepared(head.content))
+            self._known.append(PreparedText(head.content))
         outputs = [m.content for m in step.messages[1:] if isinstance(m, ToolMessage)]
         if outputs and not restoring:  # a restore's result is kept, not windowed
             self._observed.append(step.index)
-            self._outputs += [(step.index, Prepared(text)) for text in outputs]
+            self._outputs += [(step.index, PreparedText(text)) for text in outputs]
         return drawn
 
     def _judge(self, head: AssistantMessage) -> set[int]:

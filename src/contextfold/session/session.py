@@ -1,0 +1,236 @@
+"""``Session``: one object between an agent's messages and its model.
+
+A loop, or a framework's adapter, hands :meth:`Session.prepare` the whole conversation so far
+in OpenAI Chat Completions format (dicts, the openai SDK's message objects, or contextfold
+messages: what a client resends every call) and the tools it offers, and gets back the view
+to send (:class:`~contextfold.session.prepared.Prepared`). Inside, in order: every message is
+checked (an error names its position: ``messages[3].tool_calls[0].function.arguments``); only
+the steps the session does not hold yet are appended to its
+:class:`~contextfold.core.history.History` (written through to a store when one is given);
+the folds that are due run; the view is rendered and checked; a view over the budget is
+compacted or refused (:mod:`contextfold.core.pipeline`). Nothing happens silently: the folds
+made and refused and the compactions are on the result.
+
+The history is append-only: a conversation whose earlier messages differ from those the
+session was given before is refused with the first position that differs (a session is one
+conversation; start another Session for another one). :meth:`Session.call_tool` answers the
+strategy's own tools (``restore``, ``recall``) and returns None for any other name, so a loop
+writes ``session.call_tool(name, args) or run_my_tool(name, args)``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from contextfold.core.counters import resolve_counter
+from contextfold.core.errors import (
+    ConfigError,
+    ContextFoldError,
+    MessageFormatError,
+    StoreConflictError,
+)
+from contextfold.core.experience import Experience
+from contextfold.core.grouping import group_steps
+from contextfold.core.history import History
+from contextfold.core.messages import SystemMessage
+from contextfold.core.pipeline import prepare_view
+from contextfold.core.protocols import Learning, Store, Strategy, ToolProvider
+from contextfold.core.tokens import TokenCounter
+from contextfold.session.appending import Seen, new_steps
+from contextfold.session.prepared import Prepared, offered_tools
+from contextfold.strategies.folding import FolderSource
+from contextfold.strategies.registry import build_strategy, spec_dict
+
+__all__ = ["Session"]
+
+StrategySpec = str | Mapping[str, Any] | Strategy
+_META = "session"
+"""The key of a session's own entry in its stored metadata (strategy spec, budget, counter)."""
+
+
+class Session:
+    """One conversation, its history and the strategy rendering it (see the module docstring).
+
+    ``strategy`` is a spec as :func:`~contextfold.strategies.registry.build_strategy` takes it
+    (``"refold"``, ``"window keep=10"``, a dict, YAML) or a strategy object; ``budget`` the
+    view's limit in tokens; ``store`` keeps the session (its steps, folds and every prepared
+    view) under ``session_id`` (one is made when none is given), to be resumed with
+    :meth:`open`; ``folder`` the model a folding strategy folds with (``scripted``,
+    ``local``, ``openai:NAME``, or a :class:`~contextfold.strategies.folding.FolderSource`);
+    ``experience`` what earlier sessions of the workload taught a learning strategy.
+    """
+
+    def __init__(
+        self,
+        strategy: StrategySpec = "refold",
+        *,
+        budget: int | None = None,
+        store: Store | None = None,
+        session_id: str | None = None,
+        folder: str | FolderSource | None = None,
+        experience: Experience | None = None,
+        counter: TokenCounter | str | None = None,
+    ) -> None:
+        if budget is not None and budget < 1:
+            raise ConfigError(f"budget must be at least 1 token, got {budget}")
+        if store is not None:
+            session_id = session_id or f"session-{uuid.uuid4().hex[:16]}"
+            if session_id in store.list_sessions():
+                raise StoreConflictError(_taken(session_id))
+        self.budget, self.store, self.session_id = budget, store, session_id
+        self.strategy = _build(strategy, folder)
+        self.counter: TokenCounter = (
+            counter if isinstance(counter, TokenCounter) else resolve_counter(counter)
+        )
+        self._meta = _meta(strategy, budget, counter)
+        own = self.strategy.tools() if isinstance(self.strategy, ToolProvider) else []
+        self._own, self._own_names = own, {t["function"]["name"] for t in own}
+        self._history: History | None = None
+        self._seen = Seen()
+        self._ended = False
+        if experience is not None:
+            if not isinstance(self.strategy, Learning):
+                raise ConfigError(
+                    f"strategy {self.strategy.name!r} does not learn across sessions; "
+                    "experience= applies to refold, carryon, ufold and chain"
+                )
+            self.strategy.share(experience)
+
+    @classmethod
+    def open(
+        cls,
+        store: Store,
+        session_id: str,
+        *,
+        strategy: StrategySpec | None = None,
+        budget: int | None = None,
+        folder: str | FolderSource | None = None,
+        experience: Experience | None = None,
+        counter: TokenCounter | str | None = None,
+    ) -> Session:
+        """Resume a stored session: its history as stored, the strategy it was made with (or
+        ``strategy``) observing every step; the next :meth:`prepare` takes the conversation
+        from where it stopped. The budget and counter it was made with hold unless given."""
+        record = store.load_session(session_id)
+        meta = record.meta.get(_META)
+        saved: Mapping[str, Any] = meta if isinstance(meta, Mapping) else {}
+        spec = strategy if strategy is not None else saved.get("strategy")
+        if spec is None:
+            raise ConfigError(
+                f"session {session_id!r} was not made with a strategy spec this Session can "
+                "rebuild (a strategy object, or another tool); pass strategy="
+            )
+        session = cls(  # no store given: the stored session's id is not refused as taken
+            spec,
+            budget=budget if budget is not None else saved.get("budget"),
+            folder=folder,
+            experience=experience,
+            counter=counter if counter is not None else saved.get("counter"),
+        )
+        session.store, session.session_id = store, session_id
+        history = History.from_record(store, record, counter=session.counter)
+        for step in history.steps:
+            session.strategy.observe(step, history)
+        session._history = history
+        return session
+
+    # -- the call ------------------------------------------------------------------------
+    def prepare(self, messages: Sequence[Any], tools: Sequence[Any] | None = None) -> Prepared:
+        """The view to send for ``messages`` (the whole conversation so far) offering
+        ``tools`` (the caller's OpenAI tool schemas); see the module docstring. Raises
+        :class:`~contextfold.core.errors.MessageFormatError` for a malformed message,
+        :class:`~contextfold.core.errors.HistoryError` for a rewritten one and
+        :class:`~contextfold.core.errors.ContextBudgetError` for a view that cannot fit."""
+        if self._ended:
+            raise ContextFoldError("this session has ended (end() was called); start a new one")
+        if isinstance(messages, str | Mapping) or not messages:
+            raise MessageFormatError(
+                "must be the whole conversation so far: a non-empty list of messages",
+                at="messages",
+            )
+        messages = list(messages)
+        offered = offered_tools(tools, self._own)
+        parsed = self._seen.parse(messages)
+        grouped = group_steps(parsed)
+        if not grouped.steps:
+            raise MessageFormatError("holds no user or assistant message", at="messages")
+        history = self._history if self._history is not None else self._start(grouped.system)
+        fresh = new_steps(history, grouped)
+        self._seen.remember(messages, parsed)
+        for step_messages in fresh:
+            step = history.append(*step_messages)
+            self.strategy.observe(step, history)
+        rendered = prepare_view(self.strategy, history, self.budget)
+        if self.store is not None and self.session_id is not None:
+            self.store.record_call(
+                self.session_id, step=len(history), messages=rendered.view.messages, usage={}
+            )
+        return Prepared.of(rendered, offered, history)
+
+    def call_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str | None:
+        """Answer a call of one of the strategy's own tools (arguments as JSON text or a
+        mapping); bad arguments give an error text. None for any other tool's name."""
+        if not isinstance(self.strategy, ToolProvider) or name not in self._own_names:
+            return None
+        if isinstance(arguments, str) or arguments is None:
+            try:
+                arguments = json.loads(arguments or "{}")
+            except json.JSONDecodeError as exc:
+                return f"error: the arguments of {name} are not valid JSON ({exc})"
+        if not isinstance(arguments, Mapping):
+            return f"error: the arguments of {name} must be a JSON object"
+        return self.strategy.call_tool(name, arguments, self._history_or_empty())
+
+    def end(self) -> None:
+        """The session is over: a learning strategy adds it to its experience (once)."""
+        if not self._ended and isinstance(self.strategy, Learning):
+            self.strategy.end(self._history_or_empty())
+        self._ended = True
+
+    @property
+    def history(self) -> History | None:
+        """The session's history (None before the first :meth:`prepare`)."""
+        return self._history
+
+    # -- helpers -------------------------------------------------------------------------
+    def _history_or_empty(self) -> History:
+        """The history; before the first prepare, an empty one (nothing to restore yet)."""
+        return self._history if self._history is not None else History(counter=self.counter)
+
+    def _start(self, system: SystemMessage | None) -> History:
+        try:
+            self._history = History(
+                system,
+                counter=self.counter,
+                store=self.store,
+                session_id=self.session_id,
+                meta={_META: self._meta},
+            )
+        except StoreConflictError as exc:
+            assert self.session_id is not None
+            raise StoreConflictError(_taken(self.session_id)) from exc
+        return self._history
+
+
+def _build(spec: StrategySpec, folder: str | FolderSource | None) -> Strategy:
+    folders = folder if isinstance(folder, FolderSource) else FolderSource(default=folder)
+    return build_strategy(spec, folders=folders)
+
+
+def _meta(spec: StrategySpec, budget: int | None, counter: object) -> dict[str, Any]:
+    """What :meth:`Session.open` rebuilds the session from (JSON values only)."""
+    return {
+        "strategy": None if isinstance(spec, Strategy) else spec_dict(spec),
+        "budget": budget,
+        "counter": counter if isinstance(counter, str) else None,
+    }
+
+
+def _taken(session_id: str) -> str:
+    return (
+        f"session {session_id!r} already exists in the store; Session.open(store, "
+        f"{session_id!r}) resumes it, or give another session_id for a new session"
+    )
