@@ -22,6 +22,8 @@ from contextfold.core.protocols import Model
 from contextfold.models import LocalModel, ModelError
 from contextfold.models._tools import json_reply_schema, parse_json_reply, render_json_reply
 
+pytestmark = pytest.mark.embedded
+
 WEATHER = {
     "type": "function",
     "function": {
