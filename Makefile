@@ -54,15 +54,12 @@ postgres:
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql)
 
-DEMO_TASK ?= 0
-DEMO_STEPS ?= 10
+DEMO_STEPS ?= 8
 
-# The bundled sample sessions replayed through the main strategies (a second), then one tau2
-# airline task run live with the embedded model and refold (about a minute on 2 cores).
+# The bundled sample sessions replayed through the main strategies (a second), then the
+# embedded model live on a calculator task for DEMO_STEPS steps (under a minute on 2 cores).
 demo: setup
-	$(BIN)/contextfold demo
-	$(BIN)/contextfold run --env tau2:airline --task $(DEMO_TASK) --strategy refold \
-		--model local --max-steps $(DEMO_STEPS)
+	$(BIN)/contextfold demo --steps $(DEMO_STEPS)
 
 test: setup browser postgres lint typecheck unit
 
@@ -70,7 +67,7 @@ test: setup browser postgres lint typecheck unit
 # component that is not installed (the embedded model, Chromium, PostgreSQL, Ray, tau2, an
 # npm package: tests/_components.py) is skipped, and the summary says what to install.
 test-fast: $(CORE_STAMP)
-	$(BIN)/pytest -m "not slow"
+	$(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check src tests
@@ -80,8 +77,9 @@ typecheck: setup
 	$(BIN)/mypy
 
 # Every tier; a test skipped for a missing component fails the run instead (CI runs it all).
+# PYTEST_ARGS reach pytest in both test targets (make unit PYTEST_ARGS=--durations=25).
 unit: setup browser postgres
-	CONTEXTFOLD_TEST_ALL=1 $(BIN)/pytest
+	CONTEXTFOLD_TEST_ALL=1 $(BIN)/pytest $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
