@@ -93,13 +93,14 @@ COMPONENTS: dict[str, Component] = {
     "npm": Component("Node.js and npm", "apt-get install -y nodejs npm", _npm),
 }
 
-FIXTURES = {
-    "postgres": "postgres",
-    "ray_cluster": "cluster",
-    "browser": "browser",
-    "smollm2_path": "embedded",
+FIXTURES: dict[str, tuple[str, ...]] = {
+    "postgres": ("postgres",),
+    "ray_cluster": ("cluster", "slow"),  # a local Ray cluster takes 4 to 7 s to start here
+    "browser": ("browser",),
+    "smollm2_path": ("embedded",),
 }
-"""Fixture -> the component it starts or loads: a test using the fixture gets the marker."""
+"""Fixture -> the markers of the component it starts or loads (and ``slow`` when starting it
+takes over ~5 s): a test using the fixture gets them."""
 
 
 @cache

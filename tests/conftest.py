@@ -30,12 +30,12 @@ settings.load_profile("contextfold")
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that uses a fixture starting a component gets that component's marker."""
+    """A test that uses a fixture starting a component gets that component's markers."""
     for item in items:
         for fixture in getattr(item, "fixturenames", ()):
-            marker = FIXTURES.get(fixture)
-            if marker is not None and item.get_closest_marker(marker) is None:
-                item.add_marker(marker)
+            for marker in FIXTURES.get(fixture, ()):
+                if item.get_closest_marker(marker) is None:
+                    item.add_marker(marker)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -117,6 +117,7 @@ def test_the_verdict_says_when_cutting_costs_more_than_it_saves() -> None:
         verdict({"default": {"refold": _summary(1, 1.0)}})
 
 
+@pytest.mark.slow
 @pytest.mark.embedded
 def test_the_live_part_shows_the_models_tool_calls() -> None:
     res = runner.invoke(app, ["demo", "-s", "refold", "--steps", "2", "--threads", "1"])

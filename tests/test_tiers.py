@@ -1,7 +1,7 @@
 """The test tiers: a test needing a missing component is skipped with the reason (or fails under
 ``CONTEXTFOLD_TEST_ALL=1``), a fixture that starts a component marks the tests that use it, and
-``-m`` deselects by those markers. Run in an inner pytest session with a component that is
-never here."""
+``-m`` deselects by those markers (``slow`` too, for a fixture slow to start). Run in inner
+pytest sessions with a component that is never here."""
 
 from __future__ import annotations
 
@@ -40,9 +40,9 @@ def test_plain():
 def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.Pytester]:
     """An inner session whose ``ghost`` component is missing; ``ghost_server`` starts it."""
     monkeypatch.setitem(COMPONENTS, "ghost", Component("a ghost", "summon one", lambda: "gone"))
-    monkeypatch.setitem(_components.FIXTURES, "ghost_server", "ghost")
+    monkeypatch.setitem(_components.FIXTURES, "ghost_server", ("ghost", "slow"))
     monkeypatch.delenv(REQUIRE_ALL, raising=False)
-    pytester.makeini("[pytest]\nmarkers =\n    ghost: a component never here\n")
+    pytester.makeini("[pytest]\nmarkers =\n    ghost: a component never here\n    slow: slow\n")
     pytester.makeconftest(INNER_CONFTEST)
     pytester.makepyfile(test_inner=INNER_TESTS)
     yield pytester
@@ -65,8 +65,8 @@ def test_under_test_all_a_missing_component_fails(
 
 
 def test_the_fixture_marks_its_tests_before_m_deselects(inner: pytest.Pytester) -> None:
-    result = inner.runpytest("-m", "not ghost")
-    result.assert_outcomes(passed=1, deselected=2)
+    inner.runpytest("-m", "not ghost").assert_outcomes(passed=1, deselected=2)
+    inner.runpytest("-m", "not slow").assert_outcomes(passed=1, skipped=1, deselected=1)
 
 
 def test_an_npm_test_names_the_command_it_lacks(monkeypatch: pytest.MonkeyPatch) -> None:
