@@ -32,7 +32,7 @@ def verdict(summaries: Mapping[str, Summaries]) -> list[str]:
     best = min(first, key=lambda label: first[label]["prompt_tokens"])
     lines = [_fewest(first, best), _cheapest(summaries, best)]
     if best != "full":
-        lines += _lost(first[best], best)
+        lines += _lost(first[best])
     lines += _paid_for_cuts(first, next(iter(summaries)))
     lines += _lossy(first, best)
     return lines
@@ -73,9 +73,11 @@ def _cheapest(summaries: Mapping[str, Summaries], best: str) -> str:
     return f"{who} cost the least: {', '.join(ratios)}."
 
 
-def _lost(s: Mapping[str, Any], label: str) -> list[str]:
+def _lost(s: Mapping[str, Any]) -> list[str]:
     removed, lost = s["removed_tokens"], s["unrecoverable_tokens"]
-    if lost:
+    if not removed:
+        lines = ["It left nothing out of its views."]
+    elif lost:
         lines = [
             f"It lost {short_count(lost)} of the {short_count(removed)} tokens it left out "
             "for good: no restore path brings them back."
