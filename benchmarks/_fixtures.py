@@ -1,10 +1,10 @@
 """What the inspector's benchmark and its tests share: a synthetic mini-swe-agent trajectory
 and a headless Chromium driven by Selenium.
 
-Debian's ``chromium`` and ``chromium-driver`` (``make setup`` installs them): the driver's
+Debian's ``chromium`` and ``chromium-driver`` (``make browser`` installs them): the driver's
 path is given explicitly, so Selenium Manager never downloads anything. A missing browser,
-driver or ``selenium`` package raises :class:`BrowserMissing` saying what to install (a test
-fails with it, never a silent skip; the benchmark prints it and exits).
+driver or ``selenium`` package raises :class:`BrowserMissing` saying what to install (the
+benchmark prints it and exits; the tests check :func:`missing` first and skip, naming it).
 
 Imported as ``benchmarks._fixtures`` by the tests (the repository root is on their path) and
 as ``_fixtures`` by the benchmarks (their own folder is on theirs).
@@ -34,7 +34,7 @@ FLAGS = (
     "--window-size=1500,1100",
 )
 INSTALL = (
-    "apt-get update && apt-get install -y chromium chromium-driver (as root; `make setup` "
+    "apt-get update && apt-get install -y chromium chromium-driver (as root; `make browser` "
     "does it) and pip install 'contextfold[inspect]'"
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from contextfold.bench.cache_bench import MODES, cache_bench, scripted_session
@@ -19,6 +20,8 @@ def test_session_rereads_files() -> None:
     assert len(commands) == 29 and len(set(commands)) < len(commands)
 
 
+@pytest.mark.embedded
+@pytest.mark.slow
 def test_engine_reports_evaluated_and_reused_tokens() -> None:
     results = cache_bench(lambda: LocalModel(n_threads=1), resolve_counter("smollm2"), steps=8)
     by_mode = {r.mode: r for r in results}
@@ -32,6 +35,8 @@ def test_engine_reports_evaluated_and_reused_tokens() -> None:
     assert all(reused > 0 for _, reused in full.calls[1:])  # append-only: always a hit
 
 
+@pytest.mark.embedded
+@pytest.mark.slow
 def test_cli_writes_the_json_keys(tmp_path: Path) -> None:
     out = tmp_path / "cache.json"
     res = CliRunner().invoke(

@@ -6,12 +6,16 @@ the view unchanged; a commit shows the carriers and restores every folded step v
 
 from __future__ import annotations
 
+import pytest
+
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.folding.folder import ASK_REFUSALS
 from contextfold.strategies.folding.view import first_user
 from contextfold.strategies.registry import build_strategy
 from tests._folds import check_committed, check_refused, fold_once
 from tests.test_carryon import session
+
+pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 
 NO_ROOM = {
     "tracker": "the candidate registry leaves no room in the folder's context",

@@ -204,12 +204,3 @@ def test_the_sufficiency_table_fits_80_columns() -> None:
     wide = _render(sufficiency_table([row], [], title="sufficiency", width=200), 200)
     assert "over budget" in wide and "peak ctx" in wide and "…" not in wide
     assert "lost" in wide and "fetch" in wide and "10.50" in wide
-
-
-def test_the_demo_opens_with_what_contextfold_is_for() -> None:
-    res = runner.invoke(app, ["demo", "--model-profile", "qwen3-8b"])
-    assert res.exit_code == 0, res.output
-    assert "keeps an agent's history whole" in res.output and "ratios to full" in res.output
-    for name in ("full", "mask", "supersede", "refold"):
-        assert f"  {name} " in res.output
-    _fits(res.output, 80)

@@ -220,6 +220,8 @@ def carried_rows(result: ReplayResult) -> list[dict[str, object]]:
     return result.strategies["refold"].rows
 
 
+@pytest.mark.tau2
+@pytest.mark.slow
 def test_sufficiency_workers_share_a_frozen_experience() -> None:
     settings = [Setting("refold")]
     seen = {"refold": ended(4)}

@@ -23,6 +23,8 @@ from contextfold.strategies.registry import build_strategy
 from contextfold.strategies.ufold.fold import REFUSALS as UFOLD_REFUSALS
 from tests._folds import check_committed, check_refused, fold_once
 
+pytestmark = [pytest.mark.embedded, pytest.mark.slow]
+
 
 @pytest.fixture(scope="module")
 def folders() -> FolderSource:

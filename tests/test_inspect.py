@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from benchmarks._fixtures import swe_trajectory
@@ -169,6 +170,7 @@ def test_the_command_exports_a_postgresql_store_and_never_shows_its_password(
     assert "hunter2" not in none.output
 
 
+@pytest.mark.postgres
 def test_the_command_names_an_unreachable_postgresql_store(tmp_path: Path) -> None:
     import socket
 

@@ -1,7 +1,8 @@
 """contextfold inspect in a real headless Chromium (Selenium): a stored session and a
 replayed SWE trajectory load; elisions and the cache break are shown where the data puts
-them; compare shows two strategies side by side; a screenshot is saved. Without Chromium,
-chromedriver or selenium these tests fail and say what to install (benchmarks/_fixtures.py)."""
+them; compare shows two strategies side by side; a screenshot is saved. The ``browser`` fixture
+(conftest) marks them ``browser``: without Chromium, chromedriver or selenium they are skipped
+with what to install (they fail under ``make test``)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,6 @@ from contextfold.inspect import Catalog, InspectServer, Setup, collect
 from tests._inspect_data import stored_session
 
 SETUP = Setup(PRICE_TABLES["default"], PROFILES["qwen3-8b"])
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chrome() as driver:
-        yield driver
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +123,7 @@ def views_at(run: dict[str, Any], step: int) -> list[Any]:
     raise AssertionError(f"no call at step {step}")
 
 
-def test_without_chromium_the_tests_fail_and_say_what_to_install(
+def test_without_chromium_the_driver_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(_fixtures, "CHROMIUM", tmp_path / "no-chromium")

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from contextfold.bench.live import run_live
@@ -25,6 +26,7 @@ def models(*scripts: list[object]) -> Iterator[ScriptedModel]:
         yield ScriptedModel(script)  # type: ignore[arg-type]
 
 
+@pytest.mark.tau2
 def test_a_tau2_task_runs_live_and_is_scored_by_tau2(tmp_path: Path) -> None:
     env = Tau2Env("airline", "19")  # cancel reservation Z7GOZK
     calls = [
@@ -53,6 +55,8 @@ def test_a_tau2_task_runs_live_and_is_scored_by_tau2(tmp_path: Path) -> None:
     assert len(store.load_calls(session)) == len(result.meter.calls)
 
 
+@pytest.mark.embedded
+@pytest.mark.slow
 def test_cli_runs_a_tutorial_task_with_the_embedded_model(tmp_path: Path) -> None:
     out = tmp_path / "run.json"
     res = CliRunner().invoke(
@@ -77,7 +81,10 @@ def test_cli_runs_a_tutorial_task_with_the_embedded_model(tmp_path: Path) -> Non
     assert data["steps"] >= 2 and data["prompt_tokens"] > 0
 
 
+@pytest.mark.embedded
+@pytest.mark.tau2
 def test_cli_names_bad_environments() -> None:
+    """With ``run``'s default model, the embedded one (its tokenizer loads first)."""
     res = CliRunner().invoke(app, ["run", "--env", "mars:base"])
     assert res.exit_code == 2 and "unknown environment 'mars:base'" in res.output
     res = CliRunner().invoke(app, ["run", "--env", "tau2:airline"])

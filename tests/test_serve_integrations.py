@@ -82,6 +82,7 @@ def test_mini_swe_agent_fixes_a_bug_through_the_proxy(
         assert len(store.load_calls(sid)) == 3
 
 
+@pytest.mark.embedded
 def test_the_embedded_model_as_the_upstream(tmp_path: Path) -> None:
     config = ServeConfig(upstream="local", no_auth=True, threads=1, strategy="full")
     with ProxyThread(config) as proxy:

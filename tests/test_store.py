@@ -56,7 +56,7 @@ writer = _load_writer()
 StoreFactory = Callable[[], MemoryStore | SQLiteStore | PostgresStore]
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
     """A factory that returns the same store (memory) or a fresh connection to one file or
     one database (a new database per test on the session's PostgreSQL server)."""

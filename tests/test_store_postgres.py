@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from contextfold.core.errors import StoreConflictError, StoreError
@@ -15,6 +14,8 @@ from contextfold.core.store import PostgresStore, SQLiteStore, display_store, op
 from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.core.tokens import ApproxCounter
 from tests.test_store import run_writer_and_kill, writer
+
+pytestmark = pytest.mark.postgres
 
 COUNTER = ApproxCounter()
 
@@ -55,6 +56,8 @@ def test_missing_database_is_store_error(postgres: TempPostgres) -> None:
 
 def test_foreign_tables_refused_and_left_alone(postgres: TempPostgres) -> None:
     url = postgres.new_database()
+    import psycopg
+
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE TABLE sessions (x int)")
     with pytest.raises(StoreError, match="not one; give an empty database"):
@@ -69,6 +72,8 @@ def test_foreign_tables_refused_and_left_alone(postgres: TempPostgres) -> None:
 def test_other_schema_version_refused(postgres: TempPostgres) -> None:
     url = postgres.new_database()
     PostgresStore(url).close()
+    import psycopg
+
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("UPDATE contextfold_schema SET version = 99")
     with pytest.raises(StoreError, match="schema version 99"):

@@ -37,6 +37,8 @@ from contextfold.core.meter import Meter
 from contextfold.core.verbatim import available, found, leaves
 from contextfold.envs.tau2 import Tau2Env
 
+pytestmark = pytest.mark.tau2
+
 AIRLINE = "7"  # change one trip, cancel two; the agent must tell the user "1628"
 REFOLD_AIRLINE = "14"  # eager refold masks outputs the booking needs: restores bring them back
 RETAIL = "5"  # find the user by name and zip, return an item

@@ -29,6 +29,8 @@ from contextfold.importers.tau2 import system_prompt
 from contextfold.models import LocalModel, ScriptedModel, tool_call
 from contextfold.strategies.full import FullStrategy
 
+pytestmark = pytest.mark.tau2
+
 CHANGE_AND_CANCEL = "7"  # airline: 5 actions; the agent must tell the user "1628"
 CANCEL_ONE = "19"  # airline: cancel Z7GOZK
 PHONE = "[mobile_data_issue]airplane_mode_on|data_mode_off[PERSONA:None]"  # telecom
@@ -196,6 +198,8 @@ def test_prompts_and_greeting_are_tau2s_own() -> None:
         assert user_system_prompt(env) == sim.system_prompt
 
 
+@pytest.mark.slow
+@pytest.mark.embedded
 def test_the_embedded_model_plays_the_user_for_one_turn() -> None:
     env = Tau2Env("airline", CANCEL_ONE)
     model = LocalModel(n_threads=1, n_ctx=2048)

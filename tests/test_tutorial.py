@@ -289,6 +289,7 @@ def test_step_cap_and_bad_options() -> None:
 # --------------------------------------------------------------------------- embedded model
 
 
+@pytest.mark.embedded
 def test_embedded_model_calls_the_calculator_through_the_agent_loop() -> None:
     model = LocalModel(n_threads=1, n_ctx=1024, tool_choice="calculator")
     env, history = CalculatorEnv(), History(SystemMessage("Use the calculator."))

@@ -19,6 +19,7 @@ from contextfold.strategies.full import FullStrategy
 from tests.gen import histories
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(histories())
 def test_full_view_is_the_history_and_valid(history: History) -> None:

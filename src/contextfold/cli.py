@@ -18,9 +18,10 @@ from contextfold.commands.common import (
     ray_argv,
     save,
 )
+from contextfold.commands.demo import demo
 from contextfold.commands.inspect import inspect
 from contextfold.commands.live import run
-from contextfold.commands.replay import demo, replay
+from contextfold.commands.replay import replay
 from contextfold.commands.serve import serve
 from contextfold.core.errors import ContextFoldError
 

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from contextfold.bench.replay import ReplayResult
 
-__all__ = ["progress_bar", "replay_table"]
+__all__ = ["money", "progress_bar", "replay_table", "short_count"]
 
 _Fmt = Callable[[float], str]
 
@@ -26,21 +26,21 @@ WIDE_FOLDED = 190
 COLUMNS: list[tuple[str, str, _Fmt, bool, bool]] = [
     ("trajectories", "traj.", lambda v: f"{v:,.0f}", False, False),
     ("skipped", "skipped", lambda v: f"{v:,.0f}", False, False),
-    ("prompt_tokens", "prompt tokens", lambda v: _short(v), True, True),
-    ("peak_context_tokens_mean", "peak ctx", lambda v: _short(v), True, False),
-    ("cost_usd", "cost $", lambda v: _money(v), True, True),
+    ("prompt_tokens", "prompt tokens", lambda v: short_count(v), True, True),
+    ("peak_context_tokens_mean", "peak ctx", lambda v: short_count(v), True, False),
+    ("cost_usd", "cost $", lambda v: money(v), True, True),
     ("kv_bytes_peak_mean", "KV at peak", lambda v: _bytes(v), True, False),
     ("prefix_cache_reuse", "reuse", lambda v: f"{v:.1%}", False, True),
     ("render_ms_median", "ms med", lambda v: f"{v:.3f}", False, False),
     ("render_ms_p99", "ms p99", lambda v: f"{v:.3f}", False, False),
-    ("removed_tokens", "removed", lambda v: _short(v), False, True),
-    ("unrecoverable_tokens", "unrecov.", lambda v: _short(v), False, True),
+    ("removed_tokens", "removed", lambda v: short_count(v), False, True),
+    ("unrecoverable_tokens", "unrecov.", lambda v: short_count(v), False, True),
     ("fold_calls", "folds", lambda v: f"{v:,.0f}", False, False),
     ("fold_rejected", "rejected", lambda v: f"{v:,.0f}", False, False),
     ("fold_ms_median", "fold ms", lambda v: f"{v:,.0f}", False, False),
-    ("fold_cost_usd", "fold $", lambda v: _money(v), False, False),
-    ("total_cost_usd", "total $", lambda v: _money(v), True, False),
-    ("args_needed", "args", lambda v: _short(v), False, False),
+    ("fold_cost_usd", "fold $", lambda v: money(v), False, False),
+    ("total_cost_usd", "total $", lambda v: money(v), True, False),
+    ("args_needed", "args", lambda v: short_count(v), False, False),
     ("args_in_view", "in view", lambda v: f"{v:.1%}", False, False),
     ("args_restorable", "restor.", lambda v: f"{v:.1%}", False, False),
     ("args_lost", "lost", lambda v: f"{v:.1%}", False, False),
@@ -107,14 +107,14 @@ def _cell(value: Any, base: dict[str, Any] | None, key: str, fmt: _Fmt, ratio: b
     return text
 
 
-def _money(value: float) -> str:
+def money(value: float) -> str:
     """Dollars with about four significant digits: 1,234, 12.34, 0.0512."""
     if abs(value) >= 100:
         return f"{value:,.0f}"
     return f"{value:.2f}" if abs(value) >= 1 else f"{value:.4f}"
 
 
-def _short(value: float) -> str:
+def short_count(value: float) -> str:
     """A count in at most 6 characters: 987, 31.7k, 1.23M, 4.56G."""
     for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(value) >= size:

@@ -15,6 +15,7 @@ from contextfold.bench.report import progress_bar
 from contextfold.core.errors import ContextFoldError
 
 __all__ = [
+    "DEFAULT_PROFILE",
     "LOCAL_RAY",
     "BaseUrlOpt",
     "BudgetOpt",
@@ -47,6 +48,8 @@ StrategyOpt = Annotated[
     list[str],
     typer.Option("--strategy", "-s", help="Strategy name, 'name key=value', dotted path or YAML."),
 ]
+DEFAULT_PROFILE = "qwen3-8b"
+"""The model profile of ``replay`` and ``demo`` unless ``--model-profile`` names another."""
 ProfileOpt = Annotated[
     str, typer.Option("--model-profile", "-m", help="KV-cache shape and tokenizer of the model.")
 ]

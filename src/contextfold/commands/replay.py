@@ -1,11 +1,10 @@
-"""``contextfold replay`` and ``contextfold demo``: recorded runs through strategies."""
+"""``contextfold replay``: recorded runs through strategies."""
 
 from __future__ import annotations
 
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
     from contextfold.core.folds import FoldRecord
     from contextfold.strategies.folding import FolderSource
 
-__all__ = ["DEMO_STRATEGIES", "demo", "replay"]
+__all__ = ["replay"]
 
 
 def replay(
@@ -126,35 +125,6 @@ def _experience(path: Path | None, save: Path | None) -> dict[str, Experience]:
         return load_experiences(path) if path is not None else {}
     except ContextFoldError as exc:
         fail(str(exc))
-
-
-def demo(
-    strategy: StrategyOpt = [],  # noqa: B006
-    model_profile: ProfileOpt = "smollm2-135m",
-) -> None:
-    """Replay the sample trajectories that ship with contextfold through the main strategies."""
-    sample = Path(str(resources.files("contextfold") / "data"))
-    _demo_intro()
-    options = _ReplayOptions(None, None, "default", None, False, None, None, False, False, False)
-    # a -s compact works offline, for free
-    folders = _choice("scripted", None, None, True, 2).source()
-    _run_replay([sample], strategy or DEMO_STRATEGIES, model_profile, None, options, folders)
-
-
-DEMO_STRATEGIES = ["full", "window", "clip", "mask", "supersede", "refold"]
-"""The demo's rows: the baseline, the classic cuts, and the restorable strategies."""
-
-
-def _demo_intro() -> None:
-    console.print(
-        "[bold]contextfold[/bold] keeps an agent's history whole and, before every model call, "
-        "lets a strategy render a smaller view of it. Below: two recorded sessions (a tau2 "
-        "airline conversation, a mini-swe-agent coding run) replayed through the main "
-        "strategies; [bold]prompt tokens[/bold] is what each would resend and [bold]cost[/bold] "
-        "what it would pay with cache reads and writes priced, both as ratios to [bold]full[/bold] "
-        "(keep everything). `contextfold strategies` lists all of them.",
-        soft_wrap=False,
-    )
 
 
 @dataclass(frozen=True, slots=True)

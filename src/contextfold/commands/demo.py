@@ -1,0 +1,261 @@
+"""``contextfold demo``: what contextfold is for, in under a minute.
+
+The sample sessions that ship with the package are replayed through the main strategies (no
+model: a fraction of a second), priced under both price tables, every column explained; then
+the embedded model runs a short calculator task live, its tool calls shown as they happen; the
+verdict (:mod:`contextfold.bench.verdict`) closes it. The replay uses ``replay``'s defaults
+(model profile, tokenizer), so the same sample shows the same figures in both commands.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from contextfold.bench.report import money, short_count
+from contextfold.commands.common import (
+    DEFAULT_PROFILE,
+    ProfileOpt,
+    StrategyOpt,
+    ThreadsOpt,
+    check_args,
+    console,
+    fail,
+)
+from contextfold.core.errors import ContextFoldError
+from contextfold.core.messages import UserMessage
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from contextfold.bench.live import LiveResult
+    from contextfold.bench.replay import ReplayResult
+    from contextfold.core.history import Step
+
+__all__ = ["DEMO_STRATEGIES", "LIVE_STRATEGY", "LIVE_TASK", "demo"]
+
+DEMO_STRATEGIES = ["full", "window", "clip", "mask", "supersede", "refold"]
+"""The demo's rows: the baseline, the classic cuts, and the restorable strategies."""
+LIVE_TASK = "tutorial:budget"
+"""A task whose one tool (a calculator) the embedded model does call."""
+LIVE_STRATEGY = "refold"
+TABLES = ("default", "openai")
+"""The price tables the replay is priced under; the verdict's cost-over-full line uses the first."""
+
+_INTRO = (
+    "[bold]contextfold[/bold] keeps an agent's history whole and, before every model call, "
+    "lets a strategy render a smaller view of it; whatever a view leaves out is recorded with "
+    "a way to get it back, if there is one.\n\n"
+    "[bold]1. Replay[/bold] (no model): two recorded sessions, a tau2 airline conversation and "
+    "a mini-swe-agent coding run, through the main strategies. [bold]full[/bold] sends "
+    "everything every time: the baseline. `contextfold strategies` lists them all."
+)
+
+
+def demo(
+    strategy: StrategyOpt = [],  # noqa: B006  (typer reads the default)
+    model_profile: ProfileOpt = DEFAULT_PROFILE,
+    live: Annotated[
+        bool,
+        typer.Option("--live/--no-live", help="After the replay, run the embedded model live."),
+    ] = True,
+    steps: Annotated[int, typer.Option(min=1, help="Agent steps of the live run.")] = 8,
+    threads: ThreadsOpt = 2,
+) -> None:
+    """Replay the sample sessions that ship with contextfold through the main strategies, run
+    the embedded model live for a few steps, and say which strategy did best."""
+    specs = strategy or DEMO_STRATEGIES
+    if "full" not in specs:
+        specs = ["full", *specs]  # every figure is a ratio to it
+    check_args(specs, None)
+    try:
+        results, title = _replay(specs, model_profile)
+    except ContextFoldError as exc:
+        fail(str(exc))
+    console.print(_INTRO, end="\n\n")
+    console.print(_table(results, title))
+    console.print()
+    console.print(_legend())
+    outcome = _live(steps, threads) if live else None
+    _print_verdict(results, outcome)
+
+
+def _replay(specs: list[str], profile_name: str) -> tuple[dict[str, ReplayResult], str]:
+    """The sample replayed once per price table (the same views; only the prices differ)."""
+    from contextfold.bench.replay import replay
+    from contextfold.core.counters import resolve_counter
+    from contextfold.core.meter import PRICE_TABLES, get_profile
+    from contextfold.importers import iter_trajectories
+    from contextfold.strategies.folding import FolderSource
+
+    profile = get_profile(profile_name)
+    counter = resolve_counter(profile.tokenizer)
+    sample = Path(str(resources.files("contextfold") / "data"))
+    results = {
+        table: replay(
+            iter_trajectories([sample]),
+            specs,
+            counter=counter,
+            profile=profile,
+            prices=PRICE_TABLES[table],
+            folders=FolderSource(default="scripted"),  # a -s compact works offline, for free
+        )
+        for table in TABLES
+    }
+    count = len(results[TABLES[0]].strategies["full"].rows)
+    return results, f"{count} sessions, profile {profile.name}, tokenizer {counter.name}"
+
+
+def _summaries(results: dict[str, ReplayResult]) -> dict[str, dict[str, dict[str, Any]]]:
+    return {
+        table: {label: res.summary() for label, res in result.strategies.items()}
+        for table, result in results.items()
+    }
+
+
+def _table(results: dict[str, ReplayResult], title: str) -> Table:
+    main, other = (_summaries(results)[t] for t in TABLES)
+    table = Table(
+        title=title, box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False, show_edge=False
+    )
+    table.add_column("strategy", style="bold")
+    for header in ("prompt tokens", "cost $", "openai $", "reuse", "removed", "unrecov."):
+        table.add_column(header, justify="right", no_wrap=True)
+    for label, s in main.items():
+        table.add_row(
+            escape(label),
+            _with_ratio(main, label, "prompt_tokens", short_count),
+            _with_ratio(main, label, "total_cost_usd", money),
+            _with_ratio(other, label, "total_cost_usd", money),
+            f"{s['prefix_cache_reuse']:.0%}",
+            short_count(s["removed_tokens"]),
+            short_count(s["unrecoverable_tokens"]),
+        )
+    return table
+
+
+def _with_ratio(
+    every: dict[str, dict[str, Any]], label: str, key: str, fmt: Callable[[float], str]
+) -> str:
+    value, base = every[label][key], every["full"][key]
+    return f"{fmt(value)} [dim]{value / base:.2f}x[/dim]" if base else fmt(value)
+
+
+def _legend() -> Table:
+    from contextfold.core.meter import BLOCK_SIZE
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    for column, meaning in (
+        ("prompt tokens", "tokens sent to the model over all calls; Nx: ratio to full"),
+        ("cost $", f"prompts and replies at CarryOn's prices: {_prices('default')}"),
+        ("openai $", f"the same at OpenAI's: {_prices('openai')}"),
+        (
+            "reuse",
+            "share of each prompt that repeats the previous prompt's start (whole blocks of "
+            f"{BLOCK_SIZE} tokens): what a prefix cache serves",
+        ),
+        ("removed", "history tokens the views left out, summed over calls"),
+        ("unrecov.", "removed tokens that no restore call brings back: lost for good"),
+    ):
+        grid.add_row(column, meaning)
+    return grid
+
+
+def _prices(name: str) -> str:
+    from contextfold.core.meter import PRICE_TABLES
+
+    p = PRICE_TABLES[name]
+    write = f"writes {p.cache_write / p.input:g}x" if p.cache_write != p.input else "no write fee"
+    return (
+        f"${p.input:g}/M in, ${p.output:g}/M out, cache reads {p.cache_read / p.input:g}x, {write}"
+    )
+
+
+def _live(steps: int, threads: int) -> LiveResult | None:
+    """The live run, its steps printed as they come; None (said why) when it cannot run."""
+    from contextfold.bench.live import make_model, run_live
+    from contextfold.core.counters import resolve_counter
+
+    console.print(
+        f"\n[bold]2. Live[/bold]: the embedded SmolLM2-135M on a calculator task ({LIVE_TASK}) "
+        f"with {LIVE_STRATEGY}, {steps} steps at most."
+    )
+    console.print(
+        "[yellow]note:[/yellow] a 135M model shows the machinery (tool calls, views, metering), "
+        "not skill."
+    )
+    try:
+        outcome = run_live(
+            LIVE_TASK,
+            None,
+            LIVE_STRATEGY,
+            lambda: make_model("local", threads=threads),
+            counter=resolve_counter("smollm2"),
+            max_steps=steps,
+            on_step=_print_step,
+        )
+    except ContextFoldError as exc:
+        console.print(f"[yellow]live part skipped:[/yellow] {escape(str(exc))}")
+        return None
+    console.print(escape(_live_summary(outcome)))
+    return outcome
+
+
+def _print_step(step: Step) -> None:
+    message = step.message
+    if isinstance(message, UserMessage):
+        task = "\n".join(f"  {line}" for line in (message.content or "").splitlines())
+        console.print(f"[cyan]task:[/cyan]\n{escape(task)}")
+        return
+    text = (message.content or "").strip()
+    if text:
+        console.print(f"  [green][{step.index}] says:[/green] {escape(_clip(text, 200))}")
+    for call, result in zip(message.tool_calls, step.results, strict=False):
+        shown = f"{call.name}({_clip(call.arguments, 60)}) -> {_clip(result.content or '', 40)}"
+        console.print(f"  [green][{step.index}][/green] {escape(shown)}")
+
+
+def _clip(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _print_verdict(results: dict[str, ReplayResult], outcome: LiveResult | None) -> None:
+    from contextfold.bench.verdict import verdict
+
+    console.print("\n[bold]Verdict[/bold]")
+    lines = verdict(_summaries(results))
+    if outcome is not None:
+        lines.append(_live_line(outcome))
+    for line in lines:
+        console.print(f"- {escape(line)}")
+
+
+def _live_line(outcome: LiveResult) -> str:
+    s = outcome.summary()
+    steps = sum(1 for step in outcome.history.steps if step.kind == "assistant")
+    answered = "reached the right total" if s["reward"] == 1 else "did not reach the right total"
+    return (
+        f"Live, the embedded model made {s['tool_calls']} tool calls in {steps} steps "
+        f"and {answered} (reward {s['reward']:g})."
+    )
+
+
+def _live_summary(outcome: LiveResult) -> str:
+    from contextfold.envs.tutorial import get_task
+
+    s = outcome.summary()
+    reference = get_task(LIVE_TASK.partition(":")[2]).reference
+    return (
+        f"{short_count(s['prompt_tokens'])} prompt tokens sent, "
+        f"{s['prefix_cache_reuse']:.0%} reused from the previous prompt; "
+        f"reward {s['reward']:g}. The reference answer: {reference}"
+    )
