@@ -47,7 +47,7 @@ from contextfold.core.prepared import Prepared, value_runs
 from contextfold.core.verbatim import Leaf
 from contextfold.core.view import View
 
-__all__ = ["ARGS_KEYS", "ArgIndex", "ArgTally", "Need", "args_summary"]
+__all__ = ["ARGS_KEYS", "ArgIndex", "ArgTally", "Need", "Places", "Wanted", "args_summary"]
 
 _Shown = UserMessage | ToolMessage | AssistantMessage
 
@@ -173,24 +173,55 @@ class _Postings:
 
 
 @dataclass(slots=True)
+class Places:
+    """Where each recorded step sits in a replayed history that restores were added to (a
+    restore step shifts every recorded step after it), and which steps restores brought back."""
+
+    shift: dict[int, int] = field(default_factory=dict)
+    """Recorded index -> history index, for the recorded steps after the first restore."""
+    restored: dict[int, list[int]] = field(default_factory=dict)
+    """History index of a step -> the restore steps whose results show it again."""
+
+    def steps(self, recorded: frozenset[int]) -> frozenset[int]:
+        """The history steps showing what the ``recorded`` steps hold: the steps themselves,
+        and the restores of them."""
+        if not self.shift and not self.restored:
+            return recorded
+        at = frozenset(self.shift.get(s, s) for s in recorded)
+        return at.union(*(self.restored.get(s, ()) for s in at))
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """A needed value the view left out but can give back: the history steps holding it
+    whose elisions have a restore path."""
+
+    value: Leaf
+    steps: frozenset[int]
+
+
+@dataclass(slots=True)
 class ArgTally:
     """Checks one strategy's views of one trajectory against an :class:`ArgIndex`."""
 
     index: ArgIndex
+    places: Places = field(default_factory=Places)
     needed: int = 0
     in_view: int = 0
     restorable: int = 0
     lost: int = 0
     _prepared: dict[Message, Prepared] = field(default_factory=dict)
 
-    def check(self, step: int, view: View) -> None:
-        """Check the view rendered just before the assistant step ``step``."""
+    def check(self, step: int, view: View) -> list[Wanted]:
+        """Check the view rendered just before the recorded assistant step ``step``; returns
+        the values it needs that the view can give back (restorable)."""
         needs = self.index.needs.get(step)
         if not needs:
-            return
+            return []
         shown = {id(m) for m in view.messages}
         by_step: dict[int, list[_Shown]] | None = None
         elided: set[int] | None = None
+        wanted: list[Wanted] = []
         for need in needs:
             self.needed += 1
             if any(id(m) in shown for m in need.messages):
@@ -198,19 +229,24 @@ class ArgTally:
                 continue
             if by_step is None:
                 by_step = _evidence_by_step(view)
-            if self._in_text(need, by_step):
+            holders = self.places.steps(need.steps)
+            if self._in_text(need, holders, by_step):
                 self.in_view += 1
                 continue
             if elided is None:
                 elided = {s for e in view.elisions if e.restore is not None for s in e.steps}
-            if need.steps & elided:
+            if holders & elided:
                 self.restorable += 1
+                wanted.append(Wanted(need.value, frozenset(holders & elided)))
             else:
                 self.lost += 1
+        return wanted
 
-    def _in_text(self, need: Need, by_step: Mapping[int, list[_Shown]]) -> bool:
+    def _in_text(
+        self, need: Need, holders: frozenset[int], by_step: Mapping[int, list[_Shown]]
+    ) -> bool:
         runs = value_runs(need.value)
-        for step in need.steps:
+        for step in holders:
             for message in by_step.get(step, ()):
                 if isinstance(message, AssistantMessage) and not need.commands:
                     continue  # the agent's own call holds no evidence for it
