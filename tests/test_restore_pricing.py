@@ -17,7 +17,6 @@ from contextfold.core.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
-    ToolCall,
     ToolMessage,
     UserMessage,
 )
@@ -25,18 +24,10 @@ from contextfold.core.meter import PRICE_TABLES, Meter, get_profile
 from contextfold.core.tokens import ApproxCounter
 from contextfold.importers.base import Trajectory
 from contextfold.strategies.registry import build_strategy
+from tests.test_availability import FILLER, call, step
 
-FILLER = "\n".join(f"catalog line {i}: nothing of note here" for i in range(60))
 ORDERS = '{"orders": ["#W1234567", "#W7654321"]}'
 ORDER = '{"item_id": "ITEM_998877", "price": 41.64}'
-
-
-def call(n: int, tool: str, **args: Any) -> ToolCall:
-    return ToolCall(f"c{n}", tool, json.dumps(args))
-
-
-def step(n: int, tool: str, output: str, **args: Any) -> tuple[Message, ...]:
-    return AssistantMessage(None, tool_calls=(call(n, tool, **args),)), ToolMessage(output, f"c{n}")
 
 
 def session(*, again: bool = False) -> Trajectory:
