@@ -142,3 +142,69 @@ def test_a_prepared_text_finds_what_the_verbatim_rule_finds() -> None:
     ]
     for value, text in cases:
         assert PreparedText(text).holds(value, value_runs(value)) == found(value, text), value
+
+
+def shell(n: int, command: str, output: str) -> tuple[Message, ...]:
+    return step(n, "bash", output, command=command)
+
+
+def coding_session() -> Trajectory:
+    """The agent finds ``src/app/models.py`` in a listing (step 1), reads it whole (step 2),
+    runs two long test commands (steps 3, 4) and then shows lines 120 to 180 of it (step 5):
+    the path was learned from the listing, and the agent also wrote it in its own command at
+    step 2. Its line numbers 120 and 180 are held by the file it read; the ``40`` of its
+    ``head -n 40`` at step 3 is held by the listing, but a two-digit number proves nothing."""
+    listing = "./README.md\n./src/app/models.py\n./src/app/views.py\n40 files"
+    source = "\n".join(f"{i} def f{i}(): pass" for i in range(100, 200))
+    return Trajectory(
+        "c",
+        "test",
+        SystemMessage("You are a coding agent."),
+        (
+            (UserMessage("Fix the bug in the models."),),
+            shell(1, "find . -name '*.py'", listing),
+            shell(2, "cat -n src/app/models.py", source),
+            shell(3, "pytest tests | head -n 40", FILLER),
+            shell(4, "pytest tests -x", FILLER),
+            shell(5, "sed -n '120,180p' src/app/models.py", "def f120(): pass"),
+            (AssistantMessage("Done."),),
+        ),
+    )
+
+
+def test_a_shell_number_needs_three_digits() -> None:
+    values = call_values(ToolCall("1", "bash", json.dumps({"command": "head -n 40 a.py"})))
+    assert values == ["a.py"]
+    command = "sed -n '12,40p' a.py && sed -n '120,180p' b.py"
+    values = call_values(ToolCall("2", "bash", json.dumps({"command": command})))
+    assert values == ["a.py", 120, 180, "b.py"]
+
+
+def test_a_shell_value_is_also_held_by_the_agents_own_earlier_command() -> None:
+    steps = coding_session().counted_steps(ApproxCounter())
+    index = ArgIndex.build(coding_session().system, steps)
+    needs = {
+        s: [(n.value, sorted(n.steps), n.commands) for n in ns] for s, ns in index.needs.items()
+    }
+    assert needs == {
+        2: [("src/app/models.py", [1], True)],
+        5: [(120, [2], True), (180, [2], True), ("src/app/models.py", [1, 2], True)],
+    }
+
+
+def test_the_agents_own_command_keeps_a_path_in_view_when_the_outputs_are_masked() -> None:
+    result = replay(
+        [coding_session()],
+        ["full", "mask keep=1 reversible=true", "window keep=1"],
+        counter=ApproxCounter(),
+        profile=get_profile("qwen3-8b"),
+        prices=PRICE_TABLES["default"],
+    )
+    full, mask, window = (result.strategies[k].summary() for k in result.strategies)
+    assert full["args_needed"] == mask["args_needed"] == window["args_needed"] == 4
+    assert full["args_in_view"] == 1.0
+    # at step 5 the mask stubs the listing and the file, but step 2's command still names the
+    # path: only the two line numbers need the file back
+    assert (mask["args_in_view"], mask["args_restorable"], mask["args_lost"]) == (0.5, 0.5, 0.0)
+    # the window keeps step 4 and the task only: at step 5 all three values are gone
+    assert (window["args_in_view"], window["args_lost"]) == (0.25, 0.75)

@@ -46,8 +46,8 @@ def test_the_demo_replays_the_samples_explains_every_column_and_ends_with_a_verd
         explained = [line for line in legend.splitlines() if line.startswith(header + " ")]
         assert len(explained) == 1, header
     lines = [line for line in said.splitlines() if line.startswith("- ")]
-    assert lines[0] == "- refold sent the fewest prompt tokens: 17.5k, 0.70x of full."
-    assert lines[1].startswith("- It also cost the least: 0.96x of full at CarryOn's prices")
+    assert lines[0] == "- refold sent the fewest prompt tokens: 19.1k, 0.77x of full."
+    assert lines[1].startswith("- The cheapest depends on the prices: clip at CarryOn's prices")
     assert "It lost nothing for good" in said
     assert "window, clip and mask drop what they leave out for good" in said
     assert "Live" not in out

@@ -290,3 +290,22 @@ def test_a_budget_masks_what_the_cost_rule_would_keep() -> None:
         refold.observe(step, replayed)
     assert refold.forced_compactions > 0
     assert {((1,), "mask"), ((2,), "mask")} <= {(e.steps, e.reason) for e in view.elisions}
+
+
+def test_using_what_a_restore_brought_back_is_not_a_second_reach_back() -> None:
+    orders = json.dumps({"orders": ["#W9001", "#W9002"]})
+    history = build(
+        [
+            (UserMessage("Hi, I am alice_42."),),
+            (call(1, "get_user", user_id="alice_42"), ToolMessage(orders, "c1")),
+            (call(2, "get_order", order_id="#W9001"), ToolMessage('{"item": "lamp"}', "c2")),
+            (call(3, "get_order", order_id="#W9001"), ToolMessage('{"item": "lamp"}', "c3")),
+            (call(4, "restore", step=1), ToolMessage(orders, "c4")),
+            # step 1's output, older than the window, holds it: but so does the restore
+            (call(5, "get_order", order_id="#W9002"), ToolMessage('{"item": "desk"}', "c5")),
+        ]
+    )
+    reach = Reach("You help customers.", window=1)
+    for step in history:
+        reach.learn(step)
+    assert (reach.hits, reach.exposed) == (1, 3)  # the restore alone

@@ -1,4 +1,8 @@
-"""refold stubs an output that repeats one the view shows in full as it arrives (repeats)."""
+"""refold stubs an output that repeats one the view shows in full as it arrives (repeats).
+
+The outputs here are long enough to be cut as they arrive; these tests turn the cut off
+(``cut=0``: tests/test_refold_trims.py has it), so each output is shown whole or as a stub.
+"""
 
 from __future__ import annotations
 
@@ -41,7 +45,7 @@ def texts(view: View) -> list[str]:
 
 def test_a_repeated_output_is_a_stub_from_the_first_view_that_holds_it() -> None:
     history = session([("search", SEARCH), ("get", RECORD), ("search", SEARCH)])
-    refold, shown = views(history, RefoldConfig())
+    refold, shown = views(history, RefoldConfig(cut=0))
     assert refold.advances == 0  # too short to fold: only the repeat differs from full
     last = texts(shown[-1])
     assert last.count(SEARCH) == 1  # step 1's copy, in full
@@ -66,7 +70,7 @@ def test_the_output_a_repeat_points_at_stays_in_full_and_the_stub_does_not_chang
     had in the tail, and other outputs are masked."""
     others = [("get", RECORD.replace("line", f"row{k}")) for k in range(4)]
     history = session([("search", SEARCH), others[0], ("search", SEARCH), *others[1:]])
-    refold, shown = views(history, RefoldConfig(advance="fixed", every=1, window=2))
+    refold, shown = views(history, RefoldConfig(cut=0, advance="fixed", every=1, window=2))
     assert refold.advances >= 3
     last = texts(shown[-1])
     assert "[step 1]\n" + SEARCH in last
@@ -79,7 +83,7 @@ def test_the_output_a_repeat_points_at_stays_in_full_and_the_stub_does_not_chang
 def test_an_output_repeating_a_masked_one_is_shown_in_full() -> None:
     others = [("get", RECORD.replace("line", f"row{k}")) for k in range(4)]
     history = session([("search", SEARCH), *others, ("search", SEARCH)])
-    _, shown = views(history, RefoldConfig(advance="fixed", every=1, window=1))
+    _, shown = views(history, RefoldConfig(cut=0, advance="fixed", every=1, window=1))
     first = next(i for i, v in enumerate(shown) if any(e.steps == (1,) for e in v.elisions))
     assert first < len(shown) - 1  # step 1 was masked before its repeat arrived
     last = texts(shown[-1])
@@ -90,10 +94,10 @@ def test_an_output_repeating_a_masked_one_is_shown_in_full() -> None:
 def test_a_restore_result_and_a_session_without_dedup_are_left_as_they_are() -> None:
     history = session([("search", SEARCH), ("get", RECORD)])
     history.append(call(9, "restore", step=1), ToolMessage(SEARCH, "c9"))
-    refold, shown = views(history, RefoldConfig())
+    refold, shown = views(history, RefoldConfig(cut=0))
     assert texts(shown[-1]).count(SEARCH) == 2  # the agent asked for it: it gets it
     repeated = session([("search", SEARCH), ("get", RECORD), ("search", SEARCH)])
-    plain, shown = views(repeated, RefoldConfig(dedup=False))
+    plain, shown = views(repeated, RefoldConfig(cut=0, dedup=False))
     assert texts(shown[-1]).count(SEARCH) == 2 and not shown[-1].elisions
     assert refold.restores == plain.restores == 0
 
@@ -108,7 +112,7 @@ def test_a_later_different_output_of_the_same_call_supersedes_the_kept_copy() ->
     for n, (tool, text) in enumerate([*steps, ("get", RECORD.replace("line", "row"))], start=1):
         path = "a.py" if tool == "read" else f"r{n}"
         history.append(call(n, tool, path=path), ToolMessage(text, f"c{n}"))
-    _, shown = views(history, RefoldConfig(mask=False, advance="fixed", every=1, window=1))
+    _, shown = views(history, RefoldConfig(cut=0, mask=False, advance="fixed", every=1, window=1))
     assert any(SEARCH in t for t in texts(shown[3]))  # the repeat arrived: step 1 in full
     last = texts(shown[-1])
     assert "[step 3] same output as step 1; restore(step=3) shows it" in last

@@ -266,3 +266,27 @@ def test_the_output_memo_answers_as_a_fresh_environment_would() -> None:
     again = SessionEnv(envs)
     again.call(write.name, write.arguments)
     assert again.call(read.name, read.arguments) == after and envs.builds == 2  # memo hit
+
+
+def test_a_cut_output_is_restored_one_range_of_lines_at_a_time() -> None:
+    """The output holding the reservation id is cut to two runs of lines left out; the oracle
+    restores the first, sees it lacks the id, then restores the second."""
+    plan = build_plan("airline", REFOLD_AIRLINE)
+    oracle = Oracle(plan)
+    user = UserMessage("mohamed_silva_9265")
+    first = oracle.complete([SystemMessage("p"), user], []).message
+    [call] = first.tool_calls
+    cut = ToolMessage(
+        '[lines 1-1 of 9 left out: restore(step=1, lines="1-1")]\nother record\n'
+        '[lines 3-9 of 9 left out: restore(step=1, lines="3-9")]',
+        call.id,
+    )
+    view: list[Message] = [SystemMessage("p"), user, first, cut]
+    tools = [{"type": "function", "function": {"name": "restore", "parameters": {}}}]
+    message = oracle.complete(view, tools).message
+    [restore] = message.tool_calls
+    assert (restore.name, json.loads(restore.arguments)) == ("restore", {"step": 1, "lines": "1-1"})
+    lacking = ToolMessage("[step 1, lines 1-1 of 9]\nno id here", restore.id)
+    again = oracle.complete([*view, message, lacking], tools).message
+    assert [json.loads(c.arguments) for c in again.tool_calls] == [{"step": 1, "lines": "3-9"}]
+    assert oracle.recovery.stats.restores == 2

@@ -5,13 +5,19 @@ For every recorded assistant step with tool calls, the values its arguments use
 are the ones it *needs*: a value is learned from the context when a user message or a tool
 result of an earlier step holds it verbatim (:func:`~contextfold.core.verbatim.found`)
 and the system prompt does not (every strategy keeps the system prompt, and a value the agent
-wrote first itself came from neither). Each needed value is then checked against the view the
-strategy rendered just before that step:
+wrote first itself came from neither). Those messages are the value's **holders**; for a value
+a shell command uses (:func:`~contextfold.core.argvalues.shell_call`), so are the agent's own
+earlier shell commands that wrote it (a path it ran ``cat`` on, an identifier it grepped for):
+it copies from its own command as well as from the output. The values of other calls (JSON
+arguments: a record id) are held by user messages and tool results only, as the sufficiency
+oracle's rule has it (:mod:`contextfold.core.verbatim`), so that replay and the live benchmark
+count the same restores. Each needed value is then checked against the view the strategy
+rendered just before that step:
 
-- **in view**: a user message or tool result of the view that renders one of the steps holding
-  the value (by provenance) shows it verbatim: the same message object, or a transformed one
-  (a labelled output, a clipped one) whose text still holds it;
-- **restorable**: not in view, but an elision with a restore path covers a step holding it;
+- **in view**: a message of the view that renders one of the holders' steps shows it
+  verbatim: the same message object, or a transformed one (a labelled output, a clipped one)
+  whose text still holds it (for a shell command: its shell calls' arguments);
+- **restorable**: not in view, but an elision with a restore path covers a holder's step;
 - **lost**: neither.
 
 :class:`ArgIndex` finds the needed values of a trajectory once, whatever the strategy: each
@@ -28,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextfold.core.argvalues import call_values
+from contextfold.core.argvalues import call_values, shell_call, shell_text
 from contextfold.core.history import Step
 from contextfold.core.messages import (
     AssistantMessage,
@@ -41,9 +47,9 @@ from contextfold.core.prepared import PreparedText, value_runs
 from contextfold.core.verbatim import Leaf
 from contextfold.core.view import View
 
-__all__ = ["ARGS_KEYS", "ArgIndex", "ArgTally", "Need", "args_summary"]
+__all__ = ["ARGS_KEYS", "ArgIndex", "ArgTally", "Need", "Places", "Wanted", "args_summary"]
 
-_Shown = UserMessage | ToolMessage
+_Shown = UserMessage | ToolMessage | AssistantMessage
 
 ARGS_KEYS = ("args_needed", "args_in_view", "args_restorable", "args_lost")
 
@@ -54,9 +60,12 @@ class Need:
 
     value: Leaf
     messages: tuple[Message, ...]
-    """The user messages and tool results of earlier steps that hold it."""
+    """The holders: the user messages and tool results of earlier steps that hold it (and,
+    for a shell command's value, the agent's earlier messages whose shell calls hold it)."""
     steps: frozenset[int]
     """Their steps."""
+    commands: bool = False
+    """A shell command's value: the agent's own earlier commands count as holders."""
 
 
 @dataclass(slots=True)
@@ -76,9 +85,7 @@ class ArgIndex:
     @classmethod
     def build(cls, system: SystemMessage | None, steps: Sequence[Step]) -> ArgIndex:
         calls = {
-            step.index: list(
-                dict.fromkeys(v for c in step.message.tool_calls for v in call_values(c))
-            )
+            step.index: _call_values(step.message)
             for step in steps
             if isinstance(step.message, AssistantMessage) and step.message.tool_calls
         }
@@ -88,13 +95,30 @@ class ArgIndex:
             for m in step.messages
             if isinstance(m, UserMessage | ToolMessage)
         ]
-        holders = _Holders(evidence, system.content if system else "", calls.values())
+        commands = [
+            _Evidence(step.index, step.message, PreparedText(shell_text(step.message)))
+            for step in steps
+            if isinstance(step.message, AssistantMessage) and shell_text(step.message)
+        ]
+        values = [list(vs) for vs in calls.values()]
+        holders = _Holders(evidence, commands, system.content if system else "", values)
         index = cls()
-        for step, values in calls.items():
-            needs = tuple(n for n in (holders.need(v, step) for v in values) if n is not None)
+        for step, called in calls.items():
+            found = (holders.need(v, step, commands=shell) for v, shell in called.items())
+            needs = tuple(n for n in found if n is not None)
             if needs:
                 index.needs[step] = needs
         return index
+
+
+def _call_values(message: AssistantMessage) -> dict[Leaf, bool]:
+    """The values ``message``'s calls use, in order, each with whether a shell command uses
+    it (then the agent's earlier commands hold it too)."""
+    out: dict[Leaf, bool] = {}
+    for call in message.tool_calls:
+        for value in call_values(call):
+            out[value] = out.get(value, False) or shell_call(call)
+    return out
 
 
 class _Holders:
@@ -102,35 +126,78 @@ class _Holders:
     messages holding its rarest alphanumeric run: only runs some value has are indexed)."""
 
     def __init__(
-        self, evidence: list[_Evidence], system: str, values: Iterable[Iterable[Leaf]]
+        self,
+        evidence: list[_Evidence],
+        commands: list[_Evidence],
+        system: str,
+        values: Iterable[Iterable[Leaf]],
     ) -> None:
-        self.evidence, self.system = evidence, PreparedText(system)
-        self._memo: dict[Leaf, list[_Evidence]] = {}
+        self.system = PreparedText(system)
         wanted = frozenset(r for vs in values for v in vs for r in value_runs(v))
+        self._context = _Postings(evidence, wanted)
+        self._commands = _Postings(commands, wanted)
+
+    def need(self, value: Leaf, step: int, *, commands: bool) -> Need | None:
+        """The value as the call at ``step`` needs it; None when it was not learned from the
+        context (no earlier user message or tool result holds it, or the system prompt does)."""
+        runs = value_runs(value)
+        if self.system.holds(value, runs):
+            return None  # the system prompt gave it: every view keeps that
+        before = [e for e in self._context.holding(value, runs) if e.step < step]
+        if not before:
+            return None
+        if commands:
+            before += [e for e in self._commands.holding(value, runs) if e.step < step]
+        messages = tuple(e.message for e in before)
+        return Need(value, messages, frozenset(e.step for e in before), commands)
+
+
+class _Postings:
+    """Evidence messages by the alphanumeric runs some value has; each value searched once."""
+
+    def __init__(self, evidence: list[_Evidence], wanted: frozenset[bytes]) -> None:
+        self.evidence = evidence
+        self._memo: dict[Leaf, list[_Evidence]] = {}
         self._postings: dict[bytes, list[_Evidence]] = {}
         for e in evidence:
             for run in e.text.runs & wanted:
                 self._postings.setdefault(run, []).append(e)
 
-    def holding(self, value: Leaf) -> list[_Evidence]:
+    def holding(self, value: Leaf, runs: frozenset[bytes]) -> list[_Evidence]:
         hit = self._memo.get(value)
         if hit is None:
-            hit = self._memo[value] = self._search(value)
+            lists = [self._postings.get(r, []) for r in runs]
+            candidates = min(lists, key=len) if lists else self.evidence
+            hit = self._memo[value] = [e for e in candidates if e.text.holds(value, runs)]
         return hit
 
-    def _search(self, value: Leaf) -> list[_Evidence]:
-        runs = value_runs(value)
-        if self.system.holds(value, runs):
-            return []  # the system prompt gave it: every view keeps that
-        lists = [self._postings.get(r, []) for r in runs]
-        candidates = min(lists, key=len) if lists else self.evidence
-        return [e for e in candidates if e.text.holds(value, runs)]
 
-    def need(self, value: Leaf, step: int) -> Need | None:
-        before = [e for e in self.holding(value) if e.step < step]
-        if not before:
-            return None
-        return Need(value, tuple(e.message for e in before), frozenset(e.step for e in before))
+@dataclass(slots=True)
+class Places:
+    """Where each recorded step sits in a replayed history that restores were added to (a
+    restore step shifts every recorded step after it), and which steps restores brought back."""
+
+    shift: dict[int, int] = field(default_factory=dict)
+    """Recorded index -> history index, for the recorded steps after the first restore."""
+    restored: dict[int, list[int]] = field(default_factory=dict)
+    """History index of a step -> the restore steps whose results show it again."""
+
+    def steps(self, recorded: frozenset[int]) -> frozenset[int]:
+        """The history steps showing what the ``recorded`` steps hold: the steps themselves,
+        and the restores of them."""
+        if not self.shift and not self.restored:
+            return recorded
+        at = frozenset(self.shift.get(s, s) for s in recorded)
+        return at.union(*(self.restored.get(s, ()) for s in at))
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """A needed value the view left out but can give back: the history steps holding it
+    whose elisions have a restore path."""
+
+    value: Leaf
+    steps: frozenset[int]
 
 
 @dataclass(slots=True)
@@ -138,20 +205,23 @@ class ArgTally:
     """Checks one strategy's views of one trajectory against an :class:`ArgIndex`."""
 
     index: ArgIndex
+    places: Places = field(default_factory=Places)
     needed: int = 0
     in_view: int = 0
     restorable: int = 0
     lost: int = 0
     _prepared: dict[Message, PreparedText] = field(default_factory=dict)
 
-    def check(self, step: int, view: View) -> None:
-        """Check the view rendered just before the assistant step ``step``."""
+    def check(self, step: int, view: View) -> list[Wanted]:
+        """Check the view rendered just before the recorded assistant step ``step``; returns
+        the values it needs that the view can give back (restorable)."""
         needs = self.index.needs.get(step)
         if not needs:
-            return
+            return []
         shown = {id(m) for m in view.messages}
         by_step: dict[int, list[_Shown]] | None = None
         elided: set[int] | None = None
+        wanted: list[Wanted] = []
         for need in needs:
             self.needed += 1
             if any(id(m) in shown for m in need.messages):
@@ -159,23 +229,30 @@ class ArgTally:
                 continue
             if by_step is None:
                 by_step = _evidence_by_step(view)
-            if self._in_text(need, by_step):
+            holders = self.places.steps(need.steps)
+            if self._in_text(need, holders, by_step):
                 self.in_view += 1
                 continue
             if elided is None:
                 elided = {s for e in view.elisions if e.restore is not None for s in e.steps}
-            if need.steps & elided:
+            if holders & elided:
                 self.restorable += 1
+                wanted.append(Wanted(need.value, frozenset(holders & elided)))
             else:
                 self.lost += 1
+        return wanted
 
-    def _in_text(self, need: Need, by_step: Mapping[int, list[_Shown]]) -> bool:
+    def _in_text(
+        self, need: Need, holders: frozenset[int], by_step: Mapping[int, list[_Shown]]
+    ) -> bool:
         runs = value_runs(need.value)
-        for step in need.steps:
+        for step in holders:
             for message in by_step.get(step, ()):
+                if isinstance(message, AssistantMessage) and not need.commands:
+                    continue  # the agent's own call holds no evidence for it
                 text = self._prepared.get(message)
                 if text is None:
-                    text = self._prepared[message] = PreparedText(message.content)
+                    text = self._prepared[message] = PreparedText(_text(message))
                 if text.holds(need.value, runs):
                     return True
         return False
@@ -191,11 +268,16 @@ class ArgTally:
         }
 
 
+def _text(message: _Shown) -> str:
+    """Where a shown message holds values: an agent's message in its shell commands."""
+    return shell_text(message) if isinstance(message, AssistantMessage) else message.content
+
+
 def _evidence_by_step(view: View) -> dict[int, list[_Shown]]:
-    """The view's user messages and tool results, by the steps they render."""
+    """The view's user messages, tool results and agent messages, by the steps they render."""
     out: dict[int, list[_Shown]] = {}
     for message, prov in zip(view.messages, view.provenance, strict=True):
-        if isinstance(message, UserMessage | ToolMessage):
+        if isinstance(message, UserMessage | ToolMessage | AssistantMessage):
             for step in prov.steps:
                 out.setdefault(step, []).append(message)
     return out

@@ -10,6 +10,10 @@ A strategy that folds with a model (:class:`~contextfold.core.protocols.Folding`
 each render exactly as in a live run, with the folder its
 :class:`~contextfold.strategies.folding.FolderSource` resolves (``--folder``); its folder
 calls are metered apart (the ``fold_*`` keys) and its fold time is not render time.
+
+Unless ``price_restores`` is off, a value a recorded call needs that its view left out but can
+give back is restored first, with a model call of its own (:mod:`~contextfold.bench.restores`):
+``restores`` and ``restore_cost_usd`` count those calls, and every other figure includes them.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 from contextfold.bench.availability import ARGS_KEYS, ArgIndex, ArgTally, args_summary
 from contextfold.bench.cluster import FolderChoice, RaySweep
 from contextfold.bench.hindsight import Hindsight
+from contextfold.bench.restores import RestorePricing
 from contextfold.bench.schemas import schema_tokens
 from contextfold.core.errors import ContextFoldError, ImportFormatError
 from contextfold.core.experience import Experience, start_from
@@ -57,6 +62,8 @@ SUMMARY_KEYS = (
     "unrecoverable_tokens",
     *FOLD_KEYS,
     "total_cost_usd",
+    "restores",
+    "restore_cost_usd",
     *ARGS_KEYS,
 )
 
@@ -93,6 +100,8 @@ class StrategyResult:
             **{key: sum(r[key] for r in rows) for key in _FOLD_SUMS},
             "fold_ms_median": statistics.median(self.fold_ms) if self.fold_ms else 0.0,
             "total_cost_usd": sum(r["total_cost_usd"] for r in rows),
+            "restores": sum(r["restores"] for r in rows),
+            "restore_cost_usd": sum(r["restore_cost_usd"] for r in rows),
             **args_summary(rows),
         }
         return {key: values[key] for key in SUMMARY_KEYS}
@@ -152,6 +161,7 @@ def replay(
     learn: bool = False,
     experience: Mapping[str, Experience] | None = None,
     tool_schemas: bool = False,
+    price_restores: bool = True,
 ) -> ReplayResult:
     """Replay every trajectory through every strategy. Malformed input is skipped and counted.
 
@@ -166,7 +176,9 @@ def replay(
     label's entry of ``experience`` if it has one; without ``learn``, the strategies of a
     label in ``experience`` share a frozen copy of it (a sweep may too). The experiences the
     replay ended with are in :attr:`ReplayResult.experiences`. With ``tool_schemas``, every
-    prompt also carries the strategy's own tool schemas (:mod:`~contextfold.bench.schemas`)."""
+    prompt also carries the strategy's own tool schemas (:mod:`~contextfold.bench.schemas`).
+    With ``price_restores`` (the default), restorable values a call needs are restored first,
+    each restore a call of its own (module doc)."""
     labels = [spec_label(s) for s in specs] + (["hindsight"] if hindsight else [])
     if len(set(labels)) != len(labels):
         raise ContextFoldError(f"strategies repeat a label: {labels}")
@@ -177,7 +189,9 @@ def replay(
         build_strategy(spec, folders=folders)  # fail fast on a bad spec, before any work
     specs = [*specs, *([HINDSIGHT] if hindsight else [])]
     learned = _experiences(labels, learn, experience or {})
-    setup = _Setup(counter, profile, prices, budget, folders, on_fold, learned, tool_schemas)
+    setup = _Setup(
+        counter, profile, prices, budget, folders, on_fold, learned, tool_schemas, price_restores
+    )
     result = ReplayResult({label: StrategyResult(label) for label in labels}, experiences=learned)
     if sweep is not None:
         _sweep(list(items), specs, labels, result, setup, sweep, folder_choice, on_trajectory)
@@ -212,6 +226,8 @@ class _Setup:
     """Each label's experience, when the replay learns across sessions."""
     tool_schemas: bool = False
     """Count the strategy's own tool schemas in every prompt."""
+    price_restores: bool = True
+    """Restore what a call needs and its view can give back, with a call of its own."""
 
 
 def _replay_trajectory(
@@ -233,7 +249,7 @@ def _replay_trajectory(
     for spec, label in zip(specs, labels, strict=True):
         res = result.strategies[label]
         meter = Meter(prices=setup.prices, profile=setup.profile)
-        tally = ArgTally(index)
+        pricing = RestorePricing(ArgTally(index), priced=setup.price_restores)
         try:
             strategy = (
                 Hindsight(index)
@@ -252,7 +268,7 @@ def _replay_trajectory(
                 counter=setup.counter,
                 budget=setup.budget,
                 on_fold=setup.on_fold,
-                check=tally.check,
+                restores=pricing,
             )
         except ContextFoldError as exc:
             res.skipped += 1
@@ -260,7 +276,7 @@ def _replay_trajectory(
             continue
         res.render_ns.extend(c.render_ns for c in meter.calls)
         res.fold_ms.extend(c.ms for record in meter.folds for c in record.calls)
-        res.rows.append({**_row(traj, steps, meter), **tally.row()})
+        res.rows.append({**_row(traj, steps, meter), **pricing.row(), **pricing.tally.row()})
 
 
 def _sweep(
@@ -283,6 +299,7 @@ def _sweep(
         setup.prices,
         setup.learned,
         setup.tool_schemas,
+        setup.price_restores,
     )
     done = (lambda i: on_trajectory(trajectories[i].id)) if on_trajectory else None
     parts = iter(
@@ -310,12 +327,16 @@ def replay_remote(
     prices: PriceTable,
     learned: Mapping[str, Experience],
     tool_schemas: bool,
+    price_restores: bool,
     traj: Trajectory,
     budget: int | None,
     folder: FolderChoice,
 ) -> ReplayResult:
     """One trajectory through every strategy (the job of a Ray task); ``learned``: frozen."""
-    setup = _Setup(counter, profile, prices, budget, folder.source(), None, learned, tool_schemas)
+    source = folder.source()
+    setup = _Setup(
+        counter, profile, prices, budget, source, None, learned, tool_schemas, price_restores
+    )
     result = ReplayResult({label: StrategyResult(label) for label in labels})
     _replay_trajectory(traj, specs, labels, result, setup)
     return result
@@ -343,31 +364,55 @@ def replay_one(
     budget: int | None = None,
     on_fold: Callable[[FoldRecord], None] | None = None,
     check: Callable[[int, View], None] | None = None,
+    restores: RestorePricing | None = None,
 ) -> History:
     """Replay one trajectory through one strategy into ``meter``; returns the final history.
-    ``check`` sees each view with the index of the recorded step it was rendered for."""
+    ``check`` sees each view with the index of the recorded step it was rendered for;
+    ``restores`` checks it too, and makes the restores it calls for before that step."""
     history = History(traj.system, counter=counter)
-    folding = strategy if isinstance(strategy, Folding) else None
     for step in steps:
         if step.kind == "assistant":
-            if folding is not None:  # folding is timed apart from rendering
-                records = folding.fold(history, budget)
-                meter.record_folds(records)
-                if on_fold is not None:
-                    for record in records:
-                        on_fold(record)
-            start = time.perf_counter_ns()
-            view = render_and_check(strategy, history, budget)  # the budget: a hint, never
-            # enforced, so every strategy replays every recorded call (a live run enforces it)
-            elapsed = time.perf_counter_ns() - start
-            meter.record_call(view, completion_tokens=step.tokens[0], render_ns=elapsed)
+            view, elapsed = _render(strategy, history, meter, budget, on_fold)
             if check is not None:
                 check(step.index, view)
-        history.append_step(step)
-        strategy.observe(step, history)
+            restore = restores.restore(step.index, view, history, strategy) if restores else None
+            if restores is not None and restore is not None:
+                record = meter.record_call(
+                    view, completion_tokens=restore.tokens[0], render_ns=elapsed
+                )
+                restores.paid(record)
+                history.append_step(restore)
+                strategy.observe(restore, history)
+                view, elapsed = _render(strategy, history, meter, budget, on_fold)
+            meter.record_call(view, completion_tokens=step.tokens[0], render_ns=elapsed)
+        placed = restores.place(step, history) if restores is not None else step
+        history.append_step(placed)
+        strategy.observe(placed, history)
     if isinstance(strategy, Learning):
         strategy.end(history)
     return history
+
+
+def _render(
+    strategy: Strategy,
+    history: History,
+    meter: Meter,
+    budget: int | None,
+    on_fold: Callable[[FoldRecord], None] | None,
+) -> tuple[View, int]:
+    """Fold (for a strategy that folds with a model: timed apart), then render: the view and
+    the render time in nanoseconds."""
+    if isinstance(strategy, Folding):
+        records = strategy.fold(history, budget)
+        meter.record_folds(records)
+        if on_fold is not None:
+            for record in records:
+                on_fold(record)
+    start = time.perf_counter_ns()
+    # the budget is a hint, never enforced, so every strategy replays every recorded call
+    # (a live run enforces it)
+    view = render_and_check(strategy, history, budget)
+    return view, time.perf_counter_ns() - start
 
 
 def _row(traj: Trajectory, steps: Sequence[Step], meter: Meter) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -18,7 +19,9 @@ __all__ = ["money", "progress_bar", "replay_table", "short_count"]
 _Fmt = Callable[[float], str]
 
 WIDE = 140
-"""Terminal width from which every measure gets its own column."""
+"""Terminal width from which every measure may get its own column (if the table fits)."""
+LABEL_WIDTH = 10
+"""The strategy column's width when labels fold as far as a wide table needs."""
 WIDE_FOLDED = 190
 """The same when strategies folded with a model (the folder's columns join)."""
 
@@ -40,6 +43,8 @@ COLUMNS: list[tuple[str, str, _Fmt, bool, bool]] = [
     ("fold_ms_median", "fold ms", lambda v: f"{v:,.0f}", False, False),
     ("fold_cost_usd", "fold $", lambda v: money(v), False, False),
     ("total_cost_usd", "total $", lambda v: money(v), True, False),
+    ("restores", "restores", lambda v: f"{v:,.0f}", False, True),
+    ("restore_cost_usd", "restore $", lambda v: money(v), False, False),
     ("args_needed", "args", lambda v: short_count(v), False, False),
     ("args_in_view", "in view", lambda v: f"{v:.1%}", False, False),
     ("args_restorable", "restor.", lambda v: f"{v:.1%}", False, False),
@@ -55,22 +60,40 @@ def replay_table(
 ) -> Table:
     """One row per strategy, one column per measure, ratios to ``full`` where it ran.
 
-    Below :data:`WIDE` columns only the main measures are shown (prompt tokens and cost with
-    their ratios, prefix-cache reuse, removed and unrecoverable tokens), so the table fits 80
-    columns; from :data:`WIDE` on, every measure. Without ``caption``, no line explains the
-    ratios (a table below another that did)."""
+    Every measure when the table fits ``width`` that way (from :data:`WIDE` columns on);
+    else only the main measures (prompt tokens and cost with their ratios, prefix-cache
+    reuse, removed and unrecoverable tokens; restore calls instead of removed tokens when a
+    strategy restored), so the table fits 80 columns. Without
+    ``caption``, no line explains the ratios (a table below another that did)."""
     summaries = {label: res.summary() for label, res in result.strategies.items()}
+    folded = any(v["fold_calls"] for v in summaries.values())
+    if width >= (WIDE_FOLDED if folded else WIDE):
+        folding = _table(summaries, title, width, caption, wide=True, label_width=LABEL_WIDTH)
+        if _natural_width(folding) <= width:  # rich folds the labels as far as it must
+            return _table(summaries, title, width, caption, wide=True)
+    return _table(summaries, title, width, caption, wide=False)
+
+
+def _table(
+    summaries: dict[str, dict[str, Any]],
+    title: str,
+    width: int,
+    caption: bool,
+    *,
+    wide: bool,
+    label_width: int | None = None,
+) -> Table:
     base = summaries.get("full")
     folded = any(v["fold_calls"] for v in summaries.values())
-    wide = width >= (WIDE_FOLDED if folded else WIDE)
-    columns = [c for c in COLUMNS if _shown(c, folded, wide)]
+    restored = any(v["restores"] for v in summaries.values())
+    columns = [c for c in COLUMNS if _shown(c, folded, restored, wide)]
     table = Table(
         title=title,
         box=box.SIMPLE_HEAD,
-        caption=_caption(base, width) if caption else None,
+        caption=_caption(base, width, wide) if caption else None,
         collapse_padding=True,
     )
-    table.add_column("strategy", style="bold", overflow="fold")
+    table.add_column("strategy", style="bold", overflow="fold", max_width=label_width)
     for _key, header, _fmt, _ratio, _narrow in columns:
         table.add_column(header, justify="right", no_wrap=True)
     bound = summaries.get("hindsight", {}).get("prompt_tokens")
@@ -84,19 +107,32 @@ def replay_table(
     return table
 
 
-def _shown(column: tuple[str, str, _Fmt, bool, bool], folded: bool, wide: bool) -> bool:
+def _natural_width(table: Table) -> int:
+    """The columns ``table`` takes with no cell cut."""
+    console = Console(width=10_000)
+    return Measurement.get(console, console.options, table).maximum
+
+
+def _shown(
+    column: tuple[str, str, _Fmt, bool, bool], folded: bool, restored: bool, wide: bool
+) -> bool:
     """Folder columns only when a strategy folded; then total cost replaces the agent's cost
-    in the narrow layout."""
+    in the narrow layout. Restore columns only when a strategy restored; then the narrow
+    layout shows the restore calls instead of the removed tokens."""
     key, narrow = column[0], column[4]
     if key.startswith(("fold_", "total_")) and not folded:
         return False
+    if key.startswith("restore") and not restored:
+        return False
+    if key == "removed_tokens" and restored and not wide:
+        return False  # the restore calls take its place
     return wide or (_FOLDING.get(key, narrow) if folded else narrow)
 
 
-def _caption(base: dict[str, Any] | None, width: int) -> str | None:
+def _caption(base: dict[str, Any] | None, width: int, wide: bool) -> str | None:
     parts = ["Nx: ratio to full"] if base is not None else []
-    if width < WIDE:
-        parts.append(f"a terminal of {WIDE}+ columns shows every measure")
+    if not wide:
+        parts.append("a wider terminal shows every measure")
     return "; ".join(parts) or None
 
 

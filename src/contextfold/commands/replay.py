@@ -86,6 +86,14 @@ def replay(
             help="Also a table per file read: the workloads of a folder, each on its own.",
         ),
     ] = False,
+    restore_pricing: Annotated[
+        bool,
+        typer.Option(
+            "--restore-pricing/--no-restore-pricing",
+            help="Restore what a recorded call needs and its view left out but can give back, "
+            "each restore a model call of its own, as a live agent would (on by default).",
+        ),
+    ] = True,
 ) -> None:
     """Replay recorded trajectories through strategies and compare what each would send."""
     for path in paths:
@@ -102,7 +110,17 @@ def replay(
     check_args(strategy, json_out)
     start = _experience(experience, save_experience)
     options = _ReplayOptions(
-        budget, tokenizer, prices, limit, hindsight, ray, workers, learn, tool_schemas, by_source
+        budget,
+        tokenizer,
+        prices,
+        limit,
+        hindsight,
+        ray,
+        workers,
+        learn,
+        tool_schemas,
+        by_source,
+        restore_pricing,
     )
     choice = _choice(folder, base_url, fold_cache, no_fold_cache, threads)
     try:
@@ -139,6 +157,7 @@ class _ReplayOptions:
     learn: bool
     tool_schemas: bool
     by_source: bool
+    restore_pricing: bool = True
 
 
 def _choice(
@@ -217,6 +236,7 @@ def _run_replay(
                 learn=options.learn,
                 experience=experience[0],
                 tool_schemas=options.tool_schemas,
+                price_restores=options.restore_pricing,
             )
         wall = time.perf_counter() - start
     except ContextFoldError as exc:

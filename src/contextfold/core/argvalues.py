@@ -19,8 +19,10 @@ case-insensitive, numbers as numeric tokens):
     digit, an inner capital or a dot (``parse_args``, ``HttpClient``, ``os.path``), four
     characters or more. Plain words (``grep``, ``python``, ``test``) and flags (``-n``) are left
     out: any agent knows them without the context;
-  - *numbers*: runs of two or more digits in the other tokens (the line range in
-    ``sed -n '120,180p'``).
+  - *numbers*: runs of three or more digits in the other tokens (the line range in
+    ``sed -n '120,180p'``). A number of one or two digits alone (``head -n 40``,
+    ``sed -n '12,40p'``) is left out: nearly every output of a coding session holds some such
+    number, so finding one there proves nothing.
 
 - **Trivial values are left out**, since finding them somewhere proves nothing: booleans, None,
   numbers with fewer than two significant digits (``0``, ``3``, ``0.5``), and strings shorter
@@ -28,7 +30,9 @@ case-insensitive, numbers as numeric tokens):
 
 Which of these values the agent *learned from the context* (held verbatim by an earlier user
 message or tool result, and not by the system prompt) is decided by
-:mod:`contextfold.bench.availability`.
+:mod:`contextfold.bench.availability`; a value a shell command uses is also held by the
+agent's own earlier shell commands that wrote it (:func:`shell_text`), which it can copy
+from again without a restore.
 """
 
 from __future__ import annotations
@@ -37,10 +41,18 @@ import re
 from collections.abc import Iterator
 
 from contextfold.core.errors import MessageFormatError
-from contextfold.core.messages import ToolCall
+from contextfold.core.messages import AssistantMessage, ToolCall
 from contextfold.core.verbatim import Leaf, leaves
 
-__all__ = ["SHELL_TOOLS", "call_values", "shell_values", "text_values", "trivial"]
+__all__ = [
+    "SHELL_TOOLS",
+    "call_values",
+    "shell_call",
+    "shell_text",
+    "shell_values",
+    "text_values",
+    "trivial",
+]
 
 SHELL_TOOLS = frozenset({"bash", "shell", "execute_bash"})
 """Tools whose string arguments are shell commands."""
@@ -50,7 +62,7 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _EXTENSION = re.compile(r"[A-Za-z0-9_-]\.[A-Za-z][A-Za-z0-9]{0,4}$")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _DISTINCT = re.compile(r"_|\d|\.|[a-z][A-Z]")
-_DIGITS = re.compile(r"\d{2,}")
+_DIGITS = re.compile(r"\d{3,}")
 _BLANK = re.compile(r"\s")
 
 
@@ -61,17 +73,28 @@ def call_values(call: ToolCall) -> list[Leaf]:
     try:
         arguments = call.parsed_arguments()
     except MessageFormatError:
-        raw = call.arguments if call.name in SHELL_TOOLS else ""
+        raw = call.arguments if shell_call(call) else ""
         return list(dict.fromkeys(shell_values(raw)))
     out: list[Leaf] = []
     for leaf in leaves(arguments):
-        if isinstance(leaf, str) and call.name in SHELL_TOOLS:
+        if isinstance(leaf, str) and shell_call(call):
             out.extend(shell_values(leaf))
             continue
         out.extend(_plain(leaf))
         if isinstance(leaf, str) and _BLANK.search(leaf.strip()):
             out.extend(text_values(leaf))
     return list(dict.fromkeys(out))
+
+
+def shell_call(call: ToolCall) -> bool:
+    """Whether ``call`` runs a shell command (its values follow :func:`shell_values`)."""
+    return call.name in SHELL_TOOLS
+
+
+def shell_text(message: AssistantMessage) -> str:
+    """The arguments of ``message``'s shell calls, one a line ("" without any): where the
+    agent's own earlier commands hold the values a later command uses."""
+    return "\n".join(c.arguments for c in message.tool_calls if shell_call(c))
 
 
 def shell_values(command: str) -> Iterator[Leaf]:

@@ -76,18 +76,21 @@ class ChainStrategy(TransformStrategy):
 
     def _tool_routes(self) -> dict[str, list[ToolProvider]]:
         """Each tool name and the members offering it. Members may share only ``restore``: it
-        reads the history, so whoever answers gives the same text."""
+        reads the history, so whoever answers gives the same text (a line range too, which
+        the schema naming more options offers)."""
         routes: dict[str, list[ToolProvider]] = {}
         for member in self.members:
             if not isinstance(member, ToolProvider):
                 continue
             for tool in member.tools():
                 name = tool["function"]["name"]
-                if name in self._schemas and (name != "restore" or self._schemas[name] != tool):
+                known = self._schemas.get(name)
+                if known is not None and name != "restore":
                     raise ConfigError(
                         f"chain members both offer a tool named {name!r}; keep one of them"
                     )
-                self._schemas[name] = tool
+                if known is None or _options(tool) > _options(known):
+                    self._schemas[name] = tool
                 routes.setdefault(name, []).append(member)
         return routes
 
@@ -142,3 +145,8 @@ class ChainStrategy(TransformStrategy):
             return f"error: unknown tool {name!r}; this chain offers: {offered}"
         answers = [member.call_tool(name, arguments, history) for member in members]
         return answers[0]
+
+
+def _options(tool: dict[str, Any]) -> int:
+    """How many parameters a tool schema names."""
+    return len(tool["function"].get("parameters", {}).get("properties", {}))

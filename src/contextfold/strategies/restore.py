@@ -2,11 +2,15 @@
 
 Every strategy whose elisions say ``restore(step=N)`` offers this tool (the view check refuses
 an elision whose restore tool is not offered). It reads the history, which is whole, so it
-needs no state: :func:`call_restore` serves any strategy.
+needs no state: :func:`call_restore` serves any strategy. ``restore(step=N, lines="a-b")``
+gives only lines ``a`` to ``b`` of that content (numbered from 1), under a line that says
+which: a strategy that leaves out some lines of an output offers :data:`RESTORE_LINES_TOOL`,
+whose schema names the option, so a restore costs only the lines wanted.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,6 +18,7 @@ from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage
 
 __all__ = [
+    "RESTORE_LINES_TOOL",
     "RESTORE_TOOL",
     "call_restore",
     "calls_made",
@@ -36,12 +41,48 @@ RESTORE_TOOL: dict[str, Any] = {
 }
 
 
+RESTORE_LINES_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "restore",
+        "description": "Show again, verbatim, the step a stub names (or only the lines a-b of it).",
+        "parameters": {
+            "type": "object",
+            "properties": {"step": {"type": "integer"}, "lines": {"type": "string"}},
+            "required": ["step"],
+        },
+    },
+}
+
+
 def restore_text(arguments: Mapping[str, Any], history: History) -> tuple[str, int | None]:
     """The original content of the step named in ``arguments``, and its index (None on error).
 
     A step with one tool output gives that output exactly; several are each headed with
-    their tool name; a step without outputs gives its message text.
+    their tool name; a step without outputs gives its message text. With ``lines="a-b"``
+    (or ``"a"``), only those lines of it, under a line naming them.
     """
+    text, step = _step_text(arguments, history)
+    lines = arguments.get("lines")
+    if step is None or lines is None:
+        return text, step
+    return _lines(text, step, lines)
+
+
+def _lines(text: str, step: int, spec: object) -> tuple[str, int | None]:
+    """Lines ``spec`` (``"a-b"`` or ``"a"``, from 1) of ``step``'s ``text``."""
+    found = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", spec) if isinstance(spec, str) else None
+    if found is None:
+        return f"error: lines must read like '12-40' or '12', got {spec!r}", None
+    every = text.splitlines()
+    first, last = int(found[1]), int(found[2] or found[1])
+    if not 1 <= first <= last <= len(every):
+        return f"error: step {step} has lines 1 to {len(every)}; lines {spec!r} are not there", None
+    head = f"[step {step}, lines {first}-{last} of {len(every)}]"
+    return "\n".join([head, *every[first - 1 : last]]), step
+
+
+def _step_text(arguments: Mapping[str, Any], history: History) -> tuple[str, int | None]:
     step = arguments.get("step")
     if isinstance(step, str) and step.strip().isdigit():
         step = int(step)

@@ -3,7 +3,10 @@
 For each missing value the first candidate that is not known to fail is chosen:
 
 1. **restore / recall**: the view shows a stub (``restore(step=N)``, ``recall(id=N)``) in
-   place of a tool result that held the value, and the strategy offers that tool;
+   place of a tool result that held the value, and the strategy offers that tool; a result
+   cut to some of its lines names each run left out as ``restore(step=N, lines="a-b")``, and
+   those are tried in the order shown (one a round: a range whose lines lack the value is
+   dead for it);
 2. **ask**: the value is in one of the user's facts;
 3. **read again**: an earlier read-only call of the plan returned it (its own arguments must
    be available first: missing ones join the round and are recovered the same way).
@@ -38,8 +41,8 @@ from contextfold.core.verbatim import Leaf, available, evidence, found
 __all__ = ["Recovery", "RecoveryStats", "call_key"]
 
 _STUBS = {
-    "restore": (re.compile(r"restore\(step=(\d+)\)"), "step"),
-    "recall": (re.compile(r"recall\(id=(\d+)\)"), "id"),
+    "restore": (re.compile(r'restore\(step=(\d+)(?:, lines="(\d+-\d+)")?\)'), "step"),
+    "recall": (re.compile(r"recall\(id=(\d+)\)()"), "id"),
 }
 
 NewCall = Callable[[str, Mapping[str, Any], str], ToolCall]
@@ -202,11 +205,16 @@ class Recovery:
             if output is None or not found(value, output) or found(value, message.content):
                 continue
             for tool, (regex, arg) in _STUBS.items():
-                match = regex.search(message.content)
-                key = f"{tool}:{match.group(1)}" if match else ""
-                if match and tool in names and (key, value) not in self._dead:
-                    call = (tool, {arg: int(match.group(1))})
-                    return _Candidate(tool, key, call=call, output=output)
+                if tool not in names:
+                    continue
+                for match in regex.finditer(message.content):
+                    key = f"{tool}:{match.group(1)}:{match.group(2) or ''}"
+                    if (key, value) in self._dead:
+                        continue
+                    args: dict[str, Any] = {arg: int(match.group(1))}
+                    if match.group(2):
+                        args["lines"] = match.group(2)
+                    return _Candidate(tool, key, call=(tool, args), output=output)
         return None
 
     def _calls(self, chosen: list[_Candidate]) -> AssistantMessage:

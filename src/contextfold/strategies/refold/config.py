@@ -33,6 +33,13 @@ class RefoldConfig(StrategyConfig):
     dedup: bool = True
     spans: bool = True
     min_run: int = Field(8, ge=2, description="Shortest run of repeated lines to dedup.")
+    cut: int = Field(
+        250,
+        ge=0,
+        description="Outputs of at least this many tokens are cut as they arrive to their head, "
+        "tail and the lines holding a value the task or the agent's calls name; the rest comes "
+        "back by line range (see refold.trims). 0: never cut.",
+    )
     instructions: bool = Field(True, description="Ask the agent for PROGRESS/STALE lines.")
     learn: bool = Field(
         True,

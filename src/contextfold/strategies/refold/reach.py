@@ -10,8 +10,9 @@ well (counting only reach-backs into masked outputs made a customer-service agen
 its customer's record at every call look as if it never reached back: retail sessions then
 restored the orders refold had masked at their final writes). A call to ``restore`` reaches
 back by definition. A call counts as many reach-backs as it restores steps, or as it uses
-values that way (at most as many as the steps holding them). A call is **exposed** when there
-was an older output to reach back into; the rate
+values that way (at most as many as the steps holding them); what a restore brought back is
+then seen like the agent's own texts, so using it is not a second reach-back. A call is
+**exposed** when there was an older output to reach back into; the rate
 
     rate = (reach-backs + a) / (exposed calls + b)
 
@@ -126,7 +127,9 @@ class Reach:
         if isinstance(head, AssistantMessage) and head.content:
             self._known.append(PreparedText(head.content))
         outputs = [m.content for m in step.messages[1:] if isinstance(m, ToolMessage)]
-        if outputs and not restoring:  # a restore's result is kept, not windowed
+        if restoring:  # kept in full, not windowed: the agent sees what it brought back
+            self._known += [PreparedText(text) for text in outputs]
+        elif outputs:
             self._observed.append(step.index)
             self._outputs += [(step.index, PreparedText(text)) for text in outputs]
         return drawn

@@ -12,12 +12,17 @@ when :class:`~contextfold.strategies.refold.cost.CostRule` says the saving pays 
 the cache and for the restore it may cost, over the calls still expected (estimated from the
 session). A view over the budget always forces an advance. An output that repeats one the view
 shows in full is a stub from the moment it arrives (:mod:`~contextfold.strategies.refold.repeats`:
-it never enters the cache, so this rewrites nothing). Until the first advance the view is
+it never enters the cache, so this rewrites nothing); a long one is cut as it arrives to its
+head, its tail and the lines holding a value the task or the agent's calls name, the rest
+restorable by line range (:mod:`~contextfold.strategies.refold.trims`). Until the first advance
+the view is
 otherwise the history as it is (:mod:`~contextfold.strategies.refold.tail`): a session too short
-for folding to pay sends full history's messages (and the ``restore`` tool's schema, offered).
+for folding to pay, with no long output, sends full history's messages (and the ``restore``
+tool's schema, offered).
 
-Every removal is restorable: the ``restore`` tool (step number) returns the original verbatim,
-as its result at the end of the prompt; the settled prefix stays as it is.
+Every removal is restorable: the ``restore`` tool (step number, optional line range) returns
+the original verbatim, as its result at the end of the prompt; the settled prefix stays as it
+is.
 """
 
 from __future__ import annotations
@@ -48,7 +53,14 @@ from contextfold.strategies.refold.renderings import Renderings
 from contextfold.strategies.refold.repeats import Repeats
 from contextfold.strategies.refold.settled import Settled
 from contextfold.strategies.refold.tail import Entries, Tail, head, note
-from contextfold.strategies.restore import RESTORE_TOOL, calls_made, not_offered, restore_text
+from contextfold.strategies.refold.trims import Trims
+from contextfold.strategies.restore import (
+    RESTORE_LINES_TOOL,
+    RESTORE_TOOL,
+    calls_made,
+    not_offered,
+    restore_text,
+)
 
 __all__ = ["RefoldConfig", "RefoldStrategy"]
 
@@ -89,7 +101,8 @@ class RefoldStrategy:
             keep=self._reach.drawn,
             repeats=repeats,
         )
-        self._checked = 0  # steps looked at for repeats
+        self._trims = Trims(self.config.cut)
+        self._checked = 0  # steps looked at for repeats and cuts
         self._observed = 0
         self._settled = Renderings(self._renderer)
         self._early_retry = (0, 0)  # (pending changes, call) when they were last turned down
@@ -107,8 +120,7 @@ class RefoldStrategy:
     def render(self, history: History, budget: int | None) -> View:
         self._sync(history)
         self._upstream = ()
-        if self.ops.dedup:
-            self._find_repeats(history)
+        self._find_new(history)
         return self._render(history, budget, self._step_entries)
 
     def share(self, experience: Experience) -> None:
@@ -143,7 +155,7 @@ class RefoldStrategy:
         return False
 
     def tools(self) -> list[dict[str, Any]]:
-        return [RESTORE_TOOL]
+        return [RESTORE_LINES_TOOL if self.config.cut else RESTORE_TOOL]
 
     def call_tool(self, name: str, arguments: Mapping[str, Any], history: History) -> str:
         if name != "restore":
@@ -167,18 +179,23 @@ class RefoldStrategy:
                     self._settled.mark(source)
         self._observed = len(history)
 
-    def _find_repeats(self, history: History) -> None:
-        """Stub new outputs that repeat one shown in full before they enter (:mod:`.repeats`)."""
+    def _find_new(self, history: History) -> None:
+        """Before new outputs enter the view: stub those that repeat one shown in full
+        (:mod:`.repeats`), cut the long ones (:mod:`.trims`)."""
+        repeats, shown = self._repeats, self._renderer.seen.indexed
         for step in history.steps[self._checked : self._observed]:
-            if isinstance(step.message, AssistantMessage) and restores_only(step.message):
-                continue
-            self._repeats.find(step, history, self._renderer.seen.indexed, self._prefix.boundary)
+            restoring = isinstance(step.message, AssistantMessage) and restores_only(step.message)
+            if self.ops.dedup and not restoring:
+                repeats.find(step, history, shown, self._prefix.boundary)
+            stubbed = any(repeats.stub(step.index, r.tool_call_id) for r in step.results)
+            self._trims.find(step, history, skip=stubbed)
         self._checked = self._observed
 
     def _step_entries(self, index: int) -> list[Entry]:
         step = self._history[index]  # type: ignore[index]
         prov = Provenance((index,))
-        return [(m, t, prov) for m, t in zip(step.messages, step.tokens, strict=True)]
+        entries = zip(step.messages, step.tokens, strict=True)
+        return [self._trims.entry(index, (m, t, prov)) for m, t in entries]
 
     # -- rendering -----------------------------------------------------------------------
     def _render(self, history: History, budget: int | None, entries: Entries) -> View:
@@ -292,7 +309,12 @@ class RefoldStrategy:
             (*p.messages, *(e[0] for e in tail)),
             (*p.tokens, *(e[1] for e in tail)),
             (*p.provenance, *(e[2] for e in tail)),
-            (*self._upstream, *p.elisions, *self._repeats.after(p.boundary)),
+            (
+                *self._upstream,
+                *p.elisions,
+                *self._repeats.after(p.boundary),
+                *self._trims.elisions(self._observed),
+            ),
             strategy=self.name,
         )
 

@@ -1,0 +1,139 @@
+"""Restore pricing: replay pays for what a live agent would do to get back what a view left out.
+
+Before each recorded call, :class:`~contextfold.bench.availability.ArgTally` checks the view the
+strategy rendered. When a value the call needs is not in view but an elision can give it back
+(restorable), a live agent would call the strategy's restore tool first, and the replay does the
+same: that **restore call** sends the view as rendered and a short completion (the restore
+calls, their tokens counted), and its step (the assistant's restore calls and the results the
+strategy's own :meth:`~contextfold.core.protocols.ToolProvider.call_tool` answers) is appended
+to the history. The strategy observes it and renders again, and the recorded call is made on
+that view. From then on the restored text is in the history like any restore's result, kept or
+not as the strategy's own restore handling keeps it, and a later call finds its values there.
+
+Which pieces the agent restores: for each value in turn, unless a piece already chosen for this
+call gives it back, the piece that gives it back in the fewest characters (an elision's restore
+path over a step holding it; the latest step on a tie), as an agent that knows what it is
+looking for would pick the stub that holds it. What a ``restore`` path would answer is read
+from the history (:func:`~contextfold.strategies.restore.restore_text`, which has no side
+effects); another tool's path (``recall``) is taken to give back the steps it covers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from contextfold.bench.availability import ArgTally, Wanted
+from contextfold.core.history import History, Step, make_step
+from contextfold.core.messages import AssistantMessage, ToolCall, ToolMessage
+from contextfold.core.meter import CallRecord
+from contextfold.core.prepared import PreparedText, value_runs
+from contextfold.core.protocols import ToolProvider
+from contextfold.core.view import RestorePath, View
+from contextfold.strategies.restore import restore_text
+
+__all__ = ["RestorePricing", "choose_restores", "restore_step"]
+
+
+@dataclass(slots=True)
+class RestorePricing:
+    """Checks one strategy's views of one trajectory (:class:`ArgTally`) and, when ``priced``,
+    makes the restores they call for (module doc)."""
+
+    tally: ArgTally
+    priced: bool = True
+    calls: int = 0
+    """Restore calls made."""
+    cost_usd: float = 0.0
+    """What they cost (each its prompt, the view as rendered, and its short completion)."""
+
+    def restore(self, index: int, view: View, history: History, strategy: object) -> Step | None:
+        """Check the view rendered before recorded step ``index``; the restore step to append
+        before that call (None: nothing to restore, or not priced)."""
+        wanted = self.tally.check(index, view)
+        if not (wanted and self.priced and isinstance(strategy, ToolProvider)):
+            return None
+        pieces = choose_restores(wanted, view, history)
+        if not pieces:
+            return None
+        step = restore_step([p.path for p in pieces], history, strategy, call=index)
+        for piece in pieces:
+            self.tally.places.restored.setdefault(piece.step, []).append(step.index)
+        return step
+
+    def paid(self, record: CallRecord) -> None:
+        """Account the restore call the meter recorded."""
+        self.calls += 1
+        self.cost_usd += record.cost_usd
+
+    def place(self, step: Step, history: History) -> Step:
+        """The recorded ``step`` as the next step of ``history`` (restores shift the index)."""
+        if step.index == len(history):
+            return step
+        self.tally.places.shift[step.index] = len(history)
+        return replace(step, index=len(history))
+
+    def row(self) -> dict[str, float | int]:
+        return {"restores": self.calls, "restore_cost_usd": self.cost_usd}
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    path: RestorePath
+    step: int
+    text: PreparedText | None
+    """What the path answers (None: not read, taken to give back its steps)."""
+    size: int
+
+
+def choose_restores(wanted: Sequence[Wanted], view: View, history: History) -> list[_Piece]:
+    """The pieces an agent restores to get every ``wanted`` value back (module doc)."""
+    pieces = _pieces(view, history)
+    chosen: list[_Piece] = []
+    for want in wanted:
+        runs = value_runs(want.value)
+        if any(_gives(p, want, runs) for p in chosen):
+            continue
+        fits = [p for p in pieces if _gives(p, want, runs)]
+        if fits:
+            chosen.append(min(fits, key=lambda p: (p.size, -p.step)))
+    return chosen
+
+
+def _pieces(view: View, history: History) -> list[_Piece]:
+    """Each distinct restore path of the view's elisions, with what it answers."""
+    paths = {e.restore: e.steps[0] for e in view.elisions if e.restore is not None and e.steps}
+    out = []
+    for path, step in paths.items():
+        if path.tool == "restore":
+            text, found = restore_text(path.as_dict(), history)
+            if found is not None:
+                out.append(_Piece(path, found, PreparedText(text), len(text)))
+        else:
+            out.append(_Piece(path, step, None, sum(len(r.content) for r in history[step].results)))
+    return out
+
+
+def _gives(piece: _Piece, want: Wanted, runs: frozenset[bytes]) -> bool:
+    if piece.step not in want.steps:
+        return False
+    return piece.text is None or piece.text.holds(want.value, runs)
+
+
+def restore_step(
+    paths: Sequence[RestorePath], history: History, strategy: ToolProvider, *, call: int
+) -> Step:
+    """The next step of ``history``: one assistant message calling every path, and the
+    strategy's answers (``call``: the recorded step it comes before, for the call ids)."""
+    calls = tuple(
+        ToolCall(f"replay-restore-{call}-{k}", p.tool, json.dumps(p.as_dict()))
+        for k, p in enumerate(paths)
+    )
+    results = [
+        ToolMessage(strategy.call_tool(c.name, p.as_dict(), history), c.id, name=c.name)
+        for c, p in zip(calls, paths, strict=True)
+    ]
+    return make_step(
+        len(history), [AssistantMessage(None, tool_calls=calls), *results], history.counter
+    )
