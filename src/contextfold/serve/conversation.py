@@ -80,9 +80,12 @@ def _canon(messages: Sequence[Message | None]) -> bytes:
 
 def _parse(raw: Any, position: int) -> Message:
     try:
-        return from_openai(raw)
+        message = from_openai(raw)
     except MessageFormatError as exc:
-        raise ApiError(400, f"messages[{position}]: {exc}", param=f"messages[{position}]") from exc
+        raise _bad(position, str(exc)) from exc
+    if isinstance(message, UserMessage | SystemMessage) and not message.content.strip():
+        raise _bad(position, f"a {message.role} message needs text; this one has none")
+    return message
 
 
 def _group(messages: list[Message], start: int) -> tuple[StepMessages, ...]:

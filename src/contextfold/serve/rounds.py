@@ -100,7 +100,7 @@ class Rounds:
     def final(self, message: dict[str, Any]) -> dict[str, Any]:
         """The message the client gets: text of every round, the last round's calls."""
         text = "".join([*self.texts, message.get("content") or ""])
-        return {**message, "content": text or None}
+        return {**message, "content": text or (None if message.get("tool_calls") else "")}
 
 
 def first_message(reply: dict[str, Any], where: str) -> dict[str, Any]:
