@@ -79,6 +79,10 @@ def _canon(messages: Sequence[Message | None]) -> bytes:
 
 
 def _parse(raw: Any, position: int) -> Message:
+    calls = raw.get("tool_calls") if isinstance(raw, dict) else None
+    if calls is not None and not isinstance(calls, list):
+        problem = f"'tool_calls' must be an array, got {type(calls).__name__}"
+        raise _bad(position, problem, field=".tool_calls")
     try:
         message = from_openai(raw)
     except MessageFormatError as exc:
@@ -112,5 +116,6 @@ def _group(messages: list[Message], start: int) -> tuple[StepMessages, ...]:
     return tuple(steps)
 
 
-def _bad(position: int, problem: str) -> ApiError:
-    return ApiError(400, f"messages[{position}]: {problem}", param=f"messages[{position}]")
+def _bad(position: int, problem: str, *, field: str = "") -> ApiError:
+    name = f"messages[{position}]{field}"
+    return ApiError(400, f"{name}: {problem}", param=name)
