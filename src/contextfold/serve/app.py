@@ -3,8 +3,10 @@
 Routes (:mod:`~contextfold.serve.routes`): OpenAI's Chat Completions API
 (:mod:`~contextfold.serve.chat_api`), ``GET /health`` (no token needed), ``GET /metrics``
 (Prometheus text). Every route but ``/health`` needs the bearer token unless the proxy runs
-with ``--no-auth`` on loopback. Bodies over the size limit get a 413 before they are read
-whole. Every error is JSON in the shape of the API whose route was asked.
+with ``--no-auth`` on loopback; then every route answers only requests addressed to the
+loopback host from no foreign page (:mod:`~contextfold.serve.loopback`). Bodies over the
+size limit get a 413 before they are read whole. Every error is JSON in the shape of the API
+whose route was asked.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from contextfold.core.errors import ContextFoldError
 from contextfold.serve.chat_api import chat_endpoints
 from contextfold.serve.errors import ApiError
+from contextfold.serve.loopback import check_local
 from contextfold.serve.proxy import Proxy
 from contextfold.serve.request import check_token
 from contextfold.serve.routes import Endpoint, Handler, Routes
@@ -64,9 +67,13 @@ def _operations(proxy: Proxy) -> list[Endpoint]:
 
 def _guarded(proxy: Proxy, routes: Routes, endpoint: Endpoint) -> Handler:
     token = proxy.config.token if endpoint.token else None
+    local_only = proxy.config.no_auth
 
     async def wrapped(request: Request) -> Response:
         try:
+            if local_only:
+                server = request.scope.get("server")
+                check_local(request.method, request.headers, server[1] if server else None)
             check_token(request.headers, token)
             return await endpoint.handler(request)
         except ApiError as exc:
