@@ -4,16 +4,22 @@ HTTP on 127.0.0.1: a proxy, a scripted upstream, httpx with forged headers."""
 
 from __future__ import annotations
 
+import socket
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
+from contextfold.cli import app
 from contextfold.serve import ServeConfig
 from contextfold.serve.runner import ProxyThread
 from contextfold.serve.scripted import ScriptedServer
+from tests._serve import TOKEN
 
 BODY = b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}'
+_AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
 
 
 def _open(up: ScriptedServer, **options: Any) -> ProxyThread:
@@ -76,3 +82,55 @@ def test_no_auth_serves_a_local_client() -> None:
             reply = httpx.post(f"{proxy.url}/chat/completions", content=BODY, headers=headers)
             assert reply.status_code == 200, reply.text
         assert up.requests[-1][0]["authorization"] == "Bearer server-key"
+
+
+SECRET = "PASS-s3cret"
+
+
+def _with_credentials(url: str) -> str:
+    return url.replace("http://", f"http://user:{SECRET}@")
+
+
+def test_credentials_in_the_upstream_url_are_shown_to_no_one(tmp_path: Path) -> None:
+    with ScriptedServer() as up:
+        config = ServeConfig(upstream=_with_credentials(up.url), token=TOKEN)
+        with ProxyThread(config) as proxy:
+            base = proxy.url.removesuffix("/v1")
+            anonymous = httpx.get(f"{base}/health")
+            assert anonymous.status_code == 200
+            assert anonymous.json() == {"status": "ok"}  # no upstream address without a token
+            known = httpx.get(f"{base}/health", headers={"Authorization": f"Bearer {TOKEN}"})
+            assert known.json()["upstream"] == _redacted(up.url)
+            up.fail = (500, "the GPU caught fire")
+            failed = httpx.post(f"{proxy.url}/chat/completions", content=BODY, headers=_AUTH)
+            assert failed.status_code == 502 and "GPU caught fire" in failed.text
+            assert SECRET not in failed.text and _redacted(up.url) in failed.text
+            assert SECRET not in httpx.get(f"{base}/metrics", headers=_AUTH).text
+    closed = _with_credentials(f"http://127.0.0.1:{_free_port()}/v1")
+    gone = ServeConfig(upstream=closed, token=TOKEN)
+    with ProxyThread(gone) as proxy:
+        down = httpx.post(f"{proxy.url}/chat/completions", content=BODY, headers=_AUTH)
+        assert down.status_code == 502 and "unreachable" in down.text
+        assert SECRET not in down.text and "user:***@" in down.text
+
+
+def test_the_start_up_line_shows_the_upstream_redacted(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = ["serve", "--upstream", "http://user:PASS-s3cret@127.0.0.1:9/v1", "--no-auth"]
+        result = CliRunner().invoke(app, [*argv, "--port", str(port), "-s", "full"])
+    assert result.exit_code == 2 and "cannot listen" in result.output
+    assert "-> http://user:***@127.0.0.1:9/v1" in result.output
+    assert SECRET not in result.output
+
+
+def _redacted(url: str) -> str:
+    return url.replace("http://", "http://user:***@")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

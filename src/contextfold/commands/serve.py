@@ -94,7 +94,7 @@ def serve(
         import uvicorn
 
         from contextfold.serve import ServeConfig, build_proxy, create_app
-        from contextfold.serve.config import DEFAULT_IDLE_END
+        from contextfold.serve.config import DEFAULT_IDLE_END, redact_url
     except ImportError as exc:
         fail(f"contextfold serve needs {exc.name}: {INSTALL_HINT}")
     if idle_end is not None and not learn:
@@ -129,7 +129,8 @@ def serve(
     except (ContextFoldError, ValueError) as exc:
         fail(str(exc))
     console.print(
-        f"contextfold serve: http://{host}:{port}/v1 -> {upstream}, strategy {strategy}",
+        f"contextfold serve: http://{host}:{port}/v1 -> {redact_url(upstream)}, "
+        f"strategy {strategy}",
         soft_wrap=True,
     )
     if generated:

@@ -24,7 +24,7 @@ from contextfold.serve.chat_api import chat_endpoints
 from contextfold.serve.errors import ApiError
 from contextfold.serve.loopback import check_local
 from contextfold.serve.proxy import Proxy
-from contextfold.serve.request import check_token
+from contextfold.serve.request import check_token, has_token
 from contextfold.serve.routes import Endpoint, Handler, Routes
 
 __all__ = ["create_app"]
@@ -56,7 +56,9 @@ def _operations(proxy: Proxy) -> list[Endpoint]:
 
     async def health(request: Request) -> Response:
         ready = proxy.sessions is not None
-        body = {"status": "ok" if ready else "starting", "upstream": proxy.upstream.name}
+        body = {"status": "ok" if ready else "starting"}
+        if has_token(request.headers, proxy.config.token):  # where requests go: not for all
+            body["upstream"] = proxy.upstream.name
         return JSONResponse(body, status_code=200 if ready else 503)
 
     return [

@@ -12,7 +12,7 @@ from contextfold.core.errors import ConfigError
 from contextfold.core.experience import Experience
 from contextfold.core.protocols import Learning, Store, Strategy
 from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, is_postgres_url
-from contextfold.serve.config import ServeConfig
+from contextfold.serve.config import ServeConfig, redact_url
 from contextfold.serve.learning import IdleEnds
 from contextfold.serve.proxy import Proxy
 from contextfold.serve.sessions import SessionManager
@@ -54,7 +54,7 @@ def make_upstream(config: ServeConfig) -> Upstream:
         if not config.upstream.startswith(("http://", "https://")):
             raise ValueError(
                 f"--upstream must be an http(s) URL such as http://localhost:8000/v1, or local; "
-                f"got {config.upstream!r}"
+                f"got {redact_url(config.upstream)!r}"
             )
         return HttpUpstream(config.upstream, timeout=config.timeout, key=config.upstream_key)
     from contextfold.models.local import LocalModel

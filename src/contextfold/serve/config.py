@@ -5,8 +5,9 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
-__all__ = ["DEFAULT_IDLE_END", "DEFAULT_MAX_BODY", "ServeConfig", "is_loopback"]
+__all__ = ["DEFAULT_IDLE_END", "DEFAULT_MAX_BODY", "ServeConfig", "is_loopback", "redact_url"]
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 """Largest request body accepted, in bytes (larger ones get a 413)."""
@@ -85,3 +86,17 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password of its user part shown as ``***`` (for every message, the
+    start-up line and ``/health``): ``http://user:***@host/v1``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("://", 1)[0] + "://..."
+    if parts.password is None:
+        return url
+    user, _, host = parts.netloc.rpartition("@")
+    name = user.split(":", 1)[0]
+    return parts._replace(netloc=f"{name}:***@{host}").geturl()

@@ -17,6 +17,7 @@ __all__ = [
     "ChatRequest",
     "check_token",
     "family_of",
+    "has_token",
     "parse_chat",
     "read_body",
     "upstream_auth",
@@ -126,13 +127,18 @@ def _tools(raw: Any) -> list[dict[str, Any]]:
     return list(raw)
 
 
-def check_token(headers: Mapping[str, str], token: str | None) -> None:
-    """Raise a 401 unless the request carries ``token`` (as ``Authorization: Bearer`` or
-    ``X-Contextfold-Token``); ``token`` None means auth is off."""
+def has_token(headers: Mapping[str, str], token: str | None) -> bool:
+    """Whether the request carries ``token`` (as ``Authorization: Bearer`` or
+    ``X-Contextfold-Token``); always with ``token`` None (auth is off)."""
     if token is None:
-        return
+        return True
     given = [headers.get(TOKEN_HEADER, ""), _bearer(headers.get("authorization", ""))]
-    if not any(g and hmac.compare_digest(g.encode(), token.encode()) for g in given):
+    return any(g and hmac.compare_digest(g.encode(), token.encode()) for g in given)
+
+
+def check_token(headers: Mapping[str, str], token: str | None) -> None:
+    """Raise a 401 unless the request carries ``token`` (see :func:`has_token`)."""
+    if not has_token(headers, token):
         raise ApiError(
             401,
             "missing or wrong proxy token: send 'Authorization: Bearer TOKEN' or "

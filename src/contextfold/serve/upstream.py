@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from contextfold.serve.config import redact_url
 from contextfold.serve.errors import UpstreamError
 
 __all__ = ["ChunkStream", "HttpUpstream", "Upstream", "usage_numbers"]
@@ -60,11 +61,13 @@ def usage_numbers(usage: Any) -> dict[str, int]:
 
 
 class HttpUpstream:
-    """An OpenAI-compatible server at ``base_url`` (``http://host:port/v1``)."""
+    """An OpenAI-compatible server at ``base_url`` (``http://host:port/v1``). Its ``name``,
+    which every message shows, is the URL with any password redacted."""
 
     def __init__(self, base_url: str, *, timeout: float = 600.0, key: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
-        self.name = self.base_url
+        self.name = redact_url(self.base_url)
+        self._secret = httpx.URL(self.base_url).password or None
         self._key = key
         limits = httpx.Limits(max_connections=64, max_keepalive_connections=32)
         self._client = httpx.AsyncClient(
@@ -76,17 +79,17 @@ class HttpUpstream:
             "POST", "/chat/completions", json=body, headers=self._headers(auth)
         )
         response = await self._send(request, stream=False)
-        return _json_object(response, self.base_url)
+        return _json_object(response, self.name)
 
     async def stream(self, body: dict[str, Any], auth: str | None) -> ChunkStream:
         request = self._client.build_request(
             "POST", "/chat/completions", json=body, headers=self._headers(auth)
         )
-        return _SSEStream(await self._send(request, stream=True), self.base_url)
+        return _SSEStream(await self._send(request, stream=True), self.name)
 
     async def models(self, auth: str | None) -> dict[str, Any]:
         request = self._client.build_request("GET", "/models", headers=self._headers(auth))
-        return _json_object(await self._send(request, stream=False), self.base_url)
+        return _json_object(await self._send(request, stream=False), self.name)
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -100,16 +103,20 @@ class HttpUpstream:
         try:
             response = await self._client.send(request, stream=stream)
         except httpx.HTTPError as exc:
-            raise UpstreamError(
-                502, f"upstream {self.base_url} unreachable: {type(exc).__name__}: {exc}"
-            ) from exc
+            problem = self._scrub(f"{type(exc).__name__}: {exc}")
+            raise UpstreamError(502, f"upstream {self.name} unreachable: {problem}") from exc
         if response.status_code >= 400:
             try:
                 await response.aread()
             finally:
                 await response.aclose()
-            raise UpstreamError(response.status_code, _error_text(response, self.base_url))
+            text = self._scrub(_error_text(response, self.name))
+            raise UpstreamError(response.status_code, text)
         return response
+
+    def _scrub(self, text: str) -> str:
+        """``text`` without the URL's password (an exception may quote the URL)."""
+        return text.replace(self._secret, "***") if self._secret else text
 
 
 class _SSEStream:
