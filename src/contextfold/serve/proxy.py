@@ -8,6 +8,7 @@ committed, on any failure (the upstream's, or a client that hung up) discarded.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
@@ -17,14 +18,17 @@ from contextfold.core.messages import from_openai
 from contextfold.serve.config import ServeConfig
 from contextfold.serve.errors import ApiError
 from contextfold.serve.metrics import Metrics
+from contextfold.serve.replies import reply_message, usage_numbers
 from contextfold.serve.request import ChatRequest
-from contextfold.serve.rounds import Rounds, first_message
+from contextfold.serve.rounds import Rounds
 from contextfold.serve.sessions import SessionManager, Turn
-from contextfold.serve.streaming import Accumulator, ClientStream, sse
-from contextfold.serve.upstream import ChunkStream, Upstream, usage_numbers
+from contextfold.serve.streaming import Accumulator, ClientStream, Primed, sse
+from contextfold.serve.upstream import Upstream
 from contextfold.serve.worker import SessionThread
 
 __all__ = ["Proxy"]
+
+_log = logging.getLogger(__name__)
 
 
 class Proxy:
@@ -76,32 +80,37 @@ class Proxy:
     async def complete(self, turn: Turn, rounds: Rounds, auth: str | None) -> dict[str, Any]:
         """Non-streamed: every upstream call, then the client's completion. Committed on
         success; the caller discards on failure."""
+        where = self.upstream.name
         while True:
             reply = await self.upstream.complete(rounds.body(stream=False), auth)
-            message = first_message(reply, self.upstream.name)
-            await self._after_call(turn, rounds, usage_numbers(reply.get("usage")))
+            message = reply_message(reply, where)
+            await self._after_call(turn, rounds, usage_numbers(reply.get("usage"), where))
             if not await self._answer_own(turn, rounds, message):
                 break
         await self.commit(turn)
-        reply["choices"][0]["message"] = rounds.final(message)
+        choice = reply["choices"][0]
+        choice["message"] = final = rounds.final(message)
+        choice["finish_reason"] = rounds.finish_reason(final, choice.get("finish_reason"))
         reply["usage"] = rounds.client_usage()
         return reply
 
-    async def open_stream(self, rounds: Rounds, auth: str | None) -> ChunkStream:
-        """The first streamed upstream call, opened before the client gets a status."""
-        return await self.upstream.stream(rounds.body(stream=True), auth)
+    async def open_stream(self, rounds: Rounds, auth: str | None) -> Primed:
+        """The next streamed upstream call, opened and its first chunk read (the first call
+        before the client gets a status)."""
+        stream = await self.upstream.stream(rounds.body(stream=True), auth)
+        return await Primed.open(stream, self.upstream.name)
 
     async def stream(
-        self, turn: Turn, rounds: Rounds, auth: str | None, first: ChunkStream
+        self, turn: Turn, rounds: Rounds, auth: str | None, first: Primed
     ) -> AsyncGenerator[bytes, None]:
         """Streamed: text as the upstream sends it, held tool calls at the end of the last
         round, the finish, usage if asked, ``[DONE]``. Any failure is sent as an error event;
         an unfinished stream (failure or hang-up) discards the turn."""
         out = ClientStream(str(rounds.request.body["model"]))
-        committed, stream = False, first
+        committed, stream, where = False, first, self.upstream.name
         try:
             while True:
-                acc = Accumulator()
+                acc = Accumulator(where)
                 try:
                     async for chunk in stream:
                         for key, text in acc.add(chunk).items():
@@ -110,21 +119,22 @@ class Proxy:
                     with anyio.CancelScope(shield=True):  # also when the client hung up
                         await stream.aclose()
                 message = acc.message()
-                await self._after_call(turn, rounds, usage_numbers(acc.usage))
+                await self._after_call(turn, rounds, usage_numbers(acc.usage, where))
                 if not await self._answer_own(turn, rounds, message):
                     break
-                stream = await self.upstream.stream(rounds.body(stream=True), auth)
+                stream = await self.open_stream(rounds, auth)
             await self.commit(turn)
             committed = True
-            if message.get("tool_calls"):
-                yield out.tool_calls(message["tool_calls"])
-            yield out.chunk({}, acc.finish_reason or "stop")
-            if rounds.request.include_usage:
-                yield out.usage(rounds.client_usage())
-            yield sse("[DONE]")
+            for event in _ending(out, rounds, message, acc.finish_reason):
+                yield event
         except ApiError as exc:
             self.failed(exc)
             yield sse(exc.body())
+        except Exception as exc:  # a defect of the proxy: logged whole, sent as an event
+            _log.exception("contextfold serve: a streamed request failed")
+            failure = ApiError(500, f"contextfold failed: {type(exc).__name__} (logged)")
+            self.failed(failure)
+            yield sse(failure.body())
         finally:
             if not committed:
                 self.discard(turn)
@@ -173,3 +183,18 @@ class Proxy:
         self.metrics.add("strategy_tool_calls_total", len(own))
         rounds.continue_with(message, answers)
         return True
+
+
+def _ending(
+    out: ClientStream, rounds: Rounds, message: dict[str, Any], given: str | None
+) -> list[bytes]:
+    """The events after the last round's text: a note if the client gets nothing else, the
+    client's tool calls, the finish, usage if asked, ``[DONE]``."""
+    final = rounds.final(message)
+    events = [out.chunk({"content": note})] if (note := rounds.note(message)) else []
+    if final.get("tool_calls"):
+        events.append(out.tool_calls(final["tool_calls"]))
+    events.append(out.chunk({}, rounds.finish_reason(final, given)))
+    if rounds.request.include_usage:
+        events.append(out.usage(rounds.client_usage()))
+    return [*events, sse("[DONE]")]

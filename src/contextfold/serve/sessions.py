@@ -29,6 +29,7 @@ the steps the call was sent, never in the moved-on session under a stale index.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,7 +54,30 @@ from contextfold.serve.conversation import Conversation, chain_hashes
 from contextfold.serve.learning import IdleEnds
 from contextfold.serve.replicas import SentCall, branch_meta, shared_steps, write_branch
 
-__all__ = ["Session", "SessionManager", "Turn"]
+__all__ = ["Session", "SessionManager", "Turn", "tool_arguments"]
+
+_log = logging.getLogger(__name__)
+_MAX_ARGUMENTS = 64 * 1024
+"""Characters of a strategy tool call's arguments read at most."""
+
+
+def tool_arguments(name: str, arguments: str) -> dict[str, Any] | str:
+    """The arguments of a call as an object, or the error text to answer it with."""
+    if len(arguments) > _MAX_ARGUMENTS:
+        return f"error: the arguments of {name} are over {_MAX_ARGUMENTS:,} characters"
+    try:
+        parsed = json.loads(arguments or "{}", parse_constant=_no_constant)
+    except RecursionError:
+        return f"error: the arguments of {name} are nested too deeply"
+    except ValueError as exc:  # not JSON, a constant, an integer past int()'s digits
+        return f"error: the arguments of {name} are not valid JSON ({exc})"
+    if not isinstance(parsed, dict):
+        return f"error: the arguments of {name} must be a JSON object"
+    return parsed
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 @dataclass(slots=True)
@@ -184,17 +208,19 @@ class SessionManager:
         return Turn(session, created, len(history) - (0 if created else k), folds, view, received)
 
     def call_tool(self, turn: Turn, name: str, arguments: str) -> str:
-        """Answer a call of one of the strategy's own tools (an error text, never a raise)."""
+        """Answer a call of one of the strategy's own tools: its answer, or an error text the
+        model reads (never a raise: the arguments come from the model and may be anything)."""
         strategy = turn.session.strategy
         if not isinstance(strategy, ToolProvider):
             return f"error: the strategy offers no tool {name!r}"
+        parsed = tool_arguments(name, arguments)
+        if isinstance(parsed, str):
+            return parsed
         try:
-            parsed = json.loads(arguments or "{}")
-        except json.JSONDecodeError as exc:
-            return f"error: the arguments of {name} are not valid JSON ({exc})"
-        if not isinstance(parsed, dict):
-            return f"error: the arguments of {name} must be a JSON object"
-        return strategy.call_tool(name, parsed, turn.session.history)
+            return strategy.call_tool(name, parsed, turn.session.history)
+        except Exception as exc:  # the strategy broke its contract on hostile arguments
+            _log.warning("contextfold serve: %s(%s) failed: %r", name, arguments[:80], exc)
+            return f"error: {name} could not use these arguments ({type(exc).__name__})"
 
     def record_call(self, turn: Turn, messages: list[Message], usage: dict[str, int]) -> None:
         """Keep one upstream call of the turn in the session's call log (buffered)."""

@@ -18,7 +18,7 @@ import httpx
 from contextfold.serve.config import redact_url
 from contextfold.serve.errors import UpstreamError
 
-__all__ = ["ChunkStream", "HttpUpstream", "Upstream", "usage_numbers"]
+__all__ = ["ChunkStream", "HttpUpstream", "Upstream"]
 
 
 class ChunkStream(Protocol):
@@ -42,22 +42,6 @@ class Upstream(Protocol):
     async def models(self, auth: str | None) -> dict[str, Any]: ...
 
     async def aclose(self) -> None: ...
-
-
-def usage_numbers(usage: Any) -> dict[str, int]:
-    """prompt, cached and completion tokens from an OpenAI-style usage object (vLLM, SGLang,
-    llama.cpp, OpenAI and DeepSeek spell the cached count differently); 0 when absent."""
-    if not isinstance(usage, dict):
-        return {"prompt_tokens": 0, "cached_tokens": 0, "completion_tokens": 0}
-    details = usage.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
-    if cached is None:
-        cached = usage.get("prompt_cache_hit_tokens", 0)
-    return {
-        "prompt_tokens": int(usage.get("prompt_tokens") or 0),
-        "cached_tokens": int(cached or 0),
-        "completion_tokens": int(usage.get("completion_tokens") or 0),
-    }
 
 
 class HttpUpstream:
@@ -85,7 +69,19 @@ class HttpUpstream:
         request = self._client.build_request(
             "POST", "/chat/completions", json=body, headers=self._headers(auth)
         )
-        return _SSEStream(await self._send(request, stream=True), self.name)
+        response = await self._send(request, stream=True)
+        media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media != "text/event-stream":
+            try:
+                head = await anext(response.aiter_text(), "")
+            finally:
+                await response.aclose()
+            raise UpstreamError(
+                502,
+                f"upstream {self.name} answered a streamed request with {media or 'no type'!r}, "
+                f"not an event stream: {head[:200]!r}",
+            )
+        return _SSEStream(response, self.name)
 
     async def models(self, auth: str | None) -> dict[str, Any]:
         request = self._client.build_request("GET", "/models", headers=self._headers(auth))
@@ -125,6 +121,7 @@ class _SSEStream:
         self._where = where
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        """The chunks up to ``[DONE]``; a stream that ends before it was cut off (502)."""
         try:
             async for line in self._response.aiter_lines():
                 if not line.startswith("data:"):
@@ -140,6 +137,7 @@ class _SSEStream:
             raise UpstreamError(
                 502, f"upstream {self._where} failed mid-stream: {type(exc).__name__}: {exc}"
             ) from exc
+        raise UpstreamError(502, f"upstream {self._where} closed its stream before [DONE]")
 
     async def aclose(self) -> None:
         await self._response.aclose()
