@@ -126,6 +126,7 @@ def serve(
     )
     try:
         proxy = build_proxy(config)
+        proxy.open()  # the store, checked and loaded before the server starts
     except (ContextFoldError, ValueError) as exc:
         fail(str(exc))
     console.print(
@@ -140,6 +141,7 @@ def serve(
     try:
         sock = listening_socket(host, port)
     except OSError as exc:
+        proxy.close()
         fail(f"cannot listen on {host}:{port}: {exc}")
     settings = uvicorn.Config(create_app(proxy), log_level="warning", access_log=False)
     uvicorn.Server(settings).run(sockets=[sock])

@@ -47,14 +47,33 @@ class Proxy:
         self._open = open_sessions
         self.sessions: SessionManager | None = None
 
+    def open(self) -> SessionManager:
+        """Open the store and load its sessions, on the session thread (once; before the
+        server starts, so a store that cannot be served fails in one line). Sessions that
+        cannot be read are skipped, logged and counted in ``/metrics``."""
+        if self.sessions is None:
+            self.sessions = self.thread.call(self._open)
+            for session_id, problem in self.sessions.skipped:
+                _log.warning("contextfold serve: skipped session %r: %s", session_id, problem)
+            self.metrics.set("sessions_skipped", len(self.sessions.skipped))
+        return self.sessions
+
+    @property
+    def skipped(self) -> list[tuple[str, str]]:
+        """Stored sessions not served (they could not be read): id and problem."""
+        return list(self.sessions.skipped) if self.sessions is not None else []
+
     def start(self) -> None:
-        """Open the store and index its sessions, on the session thread."""
-        self.sessions = self.thread.call(self._open)
-        self.thread.call(self.sessions.load)
+        """The server starts: open the store unless :meth:`open` did."""
+        self.open()
 
     async def stop(self) -> None:
         """Close the upstream, then the store (on the session thread, which opened it)."""
         await self.upstream.aclose()
+        self.close()
+
+    def close(self) -> None:
+        """Close the store (on the session thread) and end that thread."""
         if self.sessions is not None:
             self.thread.call(self.sessions.store.close)
         self.thread.close()

@@ -141,10 +141,13 @@ class SessionManager:
         self._reserved: set[str] = set()
         """Ids of sessions created by requests still in flight."""
         self._foreign: set[str] = set()
-        """Ids of stored sessions the proxy did not make (never served)."""
+        """Ids of stored sessions the proxy did not make, or cannot read (never served)."""
+        self.skipped: list[tuple[str, str]] = []
+        """Stored sessions that could not be read (a corrupt row): id and problem."""
 
     def load(self) -> int:
-        """Index the sessions the store already holds (those the proxy made); returns how many."""
+        """Index the sessions the store already holds (those the proxy made); returns how many.
+        A session that cannot be read is skipped (in :attr:`skipped`), not served."""
         for session_id in self.store.list_sessions():
             self._adopt(session_id)
         return len(self.sessions)
@@ -167,12 +170,19 @@ class SessionManager:
         return changed
 
     def _adopt(self, session_id: str) -> int:
-        record = self.store.load_session(session_id)  # read once: its metadata, then its steps
-        meta = record.meta.get("serve")
-        if not isinstance(meta, dict):
+        try:
+            record = self.store.load_session(session_id)  # read once: its metadata and steps
+            meta = record.meta.get("serve")
+            if not isinstance(meta, dict):
+                self._foreign.add(session_id)
+                return 0
+            session = self._reopen(session_id, str(meta.get("family", "")), record)
+        except Exception as exc:  # one unreadable session must not stop the others
+            self.sessions.pop(session_id, None)
             self._foreign.add(session_id)
+            self.skipped.append((session_id, f"{type(exc).__name__}: {exc}"))
             return 0
-        self._index_from(self._reopen(session_id, str(meta.get("family", "")), record), 0)
+        self._index_from(session, 0)
         return 1
 
     def in_flight(self) -> int:
