@@ -58,6 +58,14 @@ def serve(
     max_body: Annotated[int, typer.Option(min=1024, help="Largest request body, bytes.")] = (
         32 * 1024 * 1024
     ),
+    max_upstream_connections: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Connections to the upstream open at once, shared by every session; a "
+            "request that finds them all busy for 5 s gets a 503 (see /metrics).",
+        ),
+    ] = 64,
     threads: ThreadsOpt = 2,
     fsync: Annotated[
         bool, typer.Option("--fsync", help="Fsync every store commit (survives power loss).")
@@ -116,6 +124,7 @@ def serve(
         counter=tokenizer,
         folder=folder,
         max_body=max_body,
+        max_upstream_connections=max_upstream_connections,
         upstream_key=key,
         threads=threads,
         fsync=fsync,

@@ -52,7 +52,7 @@ def create_app(proxy: Proxy) -> Starlette:
 
 def _operations(proxy: Proxy) -> list[Endpoint]:
     async def metrics(request: Request) -> Response:
-        return PlainTextResponse(proxy.metrics.render(), media_type="text/plain; version=0.0.4")
+        return PlainTextResponse(proxy.render_metrics(), media_type="text/plain; version=0.0.4")
 
     async def health(request: Request) -> Response:
         ready = proxy.sessions is not None

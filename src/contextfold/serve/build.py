@@ -66,7 +66,13 @@ def make_upstream(config: ServeConfig) -> Upstream:
                 f"--upstream must be an http(s) URL such as http://localhost:8000/v1, or local; "
                 f"got {redact_url(config.upstream)!r}"
             )
-        return HttpUpstream(config.upstream, timeout=config.timeout, key=config.upstream_key)
+        return HttpUpstream(
+            config.upstream,
+            timeout=config.timeout,
+            key=config.upstream_key,
+            max_connections=config.max_upstream_connections,
+            pool_wait=config.pool_wait,
+        )
     from contextfold.models.local import LocalModel
     from contextfold.serve.local_upstream import LocalUpstream
 

@@ -43,6 +43,10 @@ class ServeConfig:
     """Key sent upstream when the client sends none of its own (never stored or logged)."""
     timeout: float = 600.0
     """Seconds to wait for the upstream."""
+    max_upstream_connections: int = 64
+    """Connections to the upstream open at once, shared by every session."""
+    pool_wait: float = 5.0
+    """Seconds a call waits for a free upstream connection before its request gets a 503."""
     threads: int = 2
     """CPU threads of the embedded model (``--upstream local``)."""
     fsync: bool = False
@@ -74,6 +78,10 @@ class ServeConfig:
             raise ValueError("--save-experience needs --learn (without it nothing is learned)")
         if self.idle_end <= 0:
             raise ValueError(f"--idle-end must be a positive number of seconds: {self.idle_end}")
+        if self.max_upstream_connections < 1:
+            raise ValueError(
+                f"--max-upstream-connections must be at least 1: {self.max_upstream_connections}"
+            )
         if self.max_rounds < 1:
             raise ValueError(f"max_rounds must be at least 1, got {self.max_rounds}")
 

@@ -21,11 +21,16 @@ METRICS: dict[str, str] = {
     "strategy_tool_calls_total": "Calls of the strategy's own tools answered by the proxy.",
     "sessions_created_total": "Sessions started (new conversations and branches).",
     "errors_total": "Requests that failed, by kind.",
+    "upstream_pool_timeouts_total": "Requests refused (503) because no upstream connection came "
+    "free in time.",
 }
 """Every counter (``contextfold_`` prefixed) and its help text."""
 
 GAUGES: dict[str, str] = {
     "sessions_skipped": "Stored sessions that could not be read at start-up (not served).",
+    "upstream_connections_limit": "Connections to the upstream open at once at most "
+    "(--max-upstream-connections), shared by every session.",
+    "upstream_connections_in_use": "Connections to the upstream in use now.",
 }
 """Every gauge (a value that goes up and down) and its help text."""
 

@@ -23,7 +23,7 @@ from contextfold.serve.request import ChatRequest
 from contextfold.serve.rounds import Rounds
 from contextfold.serve.sessions import SessionManager, Turn
 from contextfold.serve.streaming import Accumulator, ClientStream, Primed, sse
-from contextfold.serve.upstream import Upstream
+from contextfold.serve.upstream import POOL_EXHAUSTED, Upstream
 from contextfold.serve.worker import SessionThread
 
 __all__ = ["Proxy"]
@@ -172,6 +172,15 @@ class Proxy:
 
     def failed(self, exc: ApiError) -> None:
         self.metrics.add("errors_total", kind=exc.kind)
+        if exc.code == POOL_EXHAUSTED:
+            self.metrics.add("upstream_pool_timeouts_total")
+
+    def render_metrics(self) -> str:
+        """``/metrics``: the counters, and the gauges as they are now."""
+        pool = self.upstream.pool()
+        self.metrics.set("upstream_connections_limit", pool.limit)
+        self.metrics.set("upstream_connections_in_use", pool.in_use)
+        return self.metrics.render()
 
     # -- between upstream calls
 
