@@ -3,6 +3,7 @@ not) and ``GET /v1/models`` (the upstream's), each also without the ``/v1`` pref
 
 from __future__ import annotations
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -30,7 +31,8 @@ def chat_endpoints(proxy: Proxy) -> list[Endpoint]:
 
 
 async def _chat(proxy: Proxy, request: Request) -> Response:
-    chat = parse_chat(await read_body(request, proxy.config.max_body), request.headers)
+    body = await read_body(request, proxy.config.max_body)
+    chat = await anyio.to_thread.run_sync(parse_chat, body, request.headers)  # off the loop
     auth = upstream_auth(request.headers, proxy.config.token)
     turn, rounds = await proxy.begin(chat)
     try:

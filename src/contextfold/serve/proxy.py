@@ -1,7 +1,8 @@
 """The proxy's work for one chat request, streamed or not (the HTTP side is in ``app``).
 
-A request runs in three parts: on the session thread, :meth:`SessionManager.begin` finds the
-session and renders the view; the upstream calls run on the event loop (strategy tools
+A request runs in three parts: the session is claimed, extended and its view rendered
+(:mod:`~contextfold.serve.dispatch`: the claim on the session thread, the strategy's work on a
+worker under the session's lock); the upstream calls run on the event loop (strategy tools
 answered in between, see :mod:`~contextfold.serve.rounds`); on success the turn is
 committed, on any failure (the upstream's, or a client that hung up) discarded.
 """
@@ -14,8 +15,8 @@ from typing import Any
 
 import anyio
 
-from contextfold.core.messages import from_openai
 from contextfold.serve.config import ServeConfig
+from contextfold.serve.dispatch import Dispatch
 from contextfold.serve.errors import ApiError
 from contextfold.serve.metrics import Metrics
 from contextfold.serve.replies import reply_message, usage_numbers
@@ -24,7 +25,7 @@ from contextfold.serve.rounds import Rounds
 from contextfold.serve.sessions import SessionManager, Turn
 from contextfold.serve.streaming import Accumulator, ClientStream, Primed, sse
 from contextfold.serve.upstream import POOL_EXHAUSTED, Upstream
-from contextfold.serve.worker import SessionThread
+from contextfold.serve.worker import SessionThread, SessionWorkers
 
 __all__ = ["Proxy"]
 
@@ -44,6 +45,8 @@ class Proxy:
         self.upstream = upstream
         self.metrics = Metrics()
         self.thread = SessionThread()
+        self.workers = SessionWorkers()
+        self.dispatch = Dispatch(self.thread, self.workers, lambda: self.manager)
         self._open = open_sessions
         self.sessions: SessionManager | None = None
 
@@ -73,7 +76,8 @@ class Proxy:
         self.close()
 
     def close(self) -> None:
-        """Close the store (on the session thread) and end that thread."""
+        """End the workers, close the store (on the session thread), end that thread."""
+        self.workers.close()
         if self.sessions is not None:
             self.thread.call(self.sessions.store.close)
         self.thread.close()
@@ -87,8 +91,8 @@ class Proxy:
     # -- one request
 
     async def begin(self, request: ChatRequest) -> tuple[Turn, Rounds]:
-        manager = self.manager
-        turn = await self.thread.run(lambda: manager.begin(request.conversation, request.family))
+        """The session claimed, extended and rendered (:mod:`~contextfold.serve.dispatch`)."""
+        turn = await self.dispatch.begin(request.conversation, request.family)
         self.metrics.add("prompt_tokens_received_total", turn.received_tokens)
         self.metrics.add("prompt_tokens_sent_total", turn.view.total_tokens)
         self.metrics.add("tokens_saved_total", turn.received_tokens - turn.view.total_tokens)
@@ -161,14 +165,11 @@ class Proxy:
     # -- the turn's ends
 
     async def commit(self, turn: Turn) -> None:
-        manager = self.manager
-        await self.thread.run(lambda: manager.commit(turn))
+        await self.dispatch.commit(turn)
 
     def discard(self, turn: Turn) -> None:
-        """Forget the turn's writes (queued on the session thread; nothing awaited, so this
-        is safe from a cancelled task)."""
-        manager = self.manager
-        self.thread.post(lambda: manager.discard(turn))
+        """Forget the turn's writes (nothing awaited: safe from a cancelled task)."""
+        self.dispatch.discard(turn)
 
     def failed(self, exc: ApiError) -> None:
         self.metrics.add("errors_total", kind=exc.kind)
@@ -190,8 +191,7 @@ class Proxy:
         self.metrics.add("upstream_prompt_tokens_total", usage["prompt_tokens"])
         self.metrics.add("upstream_cached_tokens_total", usage["cached_tokens"])
         self.metrics.add("upstream_completion_tokens_total", usage["completion_tokens"])
-        manager, sent = self.manager, [from_openai(m) for m in rounds.messages]
-        await self.thread.run(lambda: manager.record_call(turn, sent, usage))
+        self.manager.record_call(turn, rounds.sent_messages(), usage)
 
     async def _answer_own(self, turn: Turn, rounds: Rounds, message: dict[str, Any]) -> bool:
         """Answer the strategy's own tool calls in ``message``; False when there are none
@@ -199,15 +199,7 @@ class Proxy:
         own = rounds.own_calls(message)
         if not own or rounds.done >= rounds.max_rounds:
             return False
-        manager = self.manager
-
-        def answer() -> dict[str, str]:
-            return {
-                c["id"]: manager.call_tool(turn, c["function"]["name"], c["function"]["arguments"])
-                for c in own
-            }
-
-        answers = await self.thread.run(answer)
+        answers = await self.dispatch.call_tools(turn, own)
         self.metrics.add("strategy_tool_calls_total", len(own))
         rounds.continue_with(message, answers)
         return True

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextfold.core.messages import to_openai
+from contextfold.core.messages import Message, from_openai, to_openai
 from contextfold.serve.request import ChatRequest
 from contextfold.serve.sessions import Turn
 
@@ -44,6 +44,8 @@ class Rounds:
     done: int = 0
     texts: list[str] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
+    view: tuple[Message, ...] = ()
+    """The view's messages (``messages`` starts with them, as OpenAI dicts)."""
 
     @classmethod
     def start(cls, request: ChatRequest, turn: Turn, max_rounds: int) -> Rounds:
@@ -52,7 +54,8 @@ class Rounds:
         ours = [t for t in turn.own_tools if t["function"]["name"] not in clash]
         messages = [to_openai(m) for m in turn.view.messages]
         hidden = frozenset(t["function"]["name"] for t in ours)
-        return cls(request, [] if none else ours, messages, max_rounds, hidden)
+        own = [] if none else ours
+        return cls(request, own, messages, max_rounds, hidden, view=turn.view.messages)
 
     @property
     def last(self) -> bool:
@@ -76,6 +79,10 @@ class Rounds:
         names = {t["function"]["name"] for t in self.own}
         calls = message.get("tool_calls") or []
         return [c for c in calls if c.get("function", {}).get("name") in names]
+
+    def sent_messages(self) -> list[Message]:
+        """What the last call was sent, as messages (the view's own, then the rounds')."""
+        return [*self.view, *(from_openai(m) for m in self.messages[len(self.view) :])]
 
     def add_usage(self, usage: dict[str, int]) -> None:
         for key, value in usage.items():
