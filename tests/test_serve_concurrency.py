@@ -1,6 +1,7 @@
 """Sessions of contextfold serve side by side: a fold in progress holds up no other session;
-identical concurrent requests for one conversation store it once; a failed request is undone
-from memory (nothing read back from the store) and leaves the session as if it never was.
+identical concurrent requests for one conversation store it once; a failed request's steps
+stay in memory, unwritten, for the retry, or are put back from memory for a request that
+does not hold them (nothing read back from the store either way).
 Real HTTP on 127.0.0.1: the proxy, a scripted upstream, and a scripted folder server."""
 
 from __future__ import annotations
@@ -16,11 +17,18 @@ import openai
 import pytest
 
 from contextfold.core.counters import resolve_counter
+from contextfold.core.history import History, Step
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store import SQLiteStore
+from contextfold.serve import ServeConfig
+from contextfold.serve.app import create_app
 from contextfold.serve.conversation import parse_conversation
+from contextfold.serve.proxy import Proxy
+from contextfold.serve.runner import ServerThread
 from contextfold.serve.scripted import ScriptedServer, echo_reply
 from contextfold.serve.sessions import SessionManager
+from contextfold.serve.upstream import HttpUpstream
+from contextfold.strategies.full import FullStrategy
 from contextfold.strategies.registry import build_strategy
 from tests._serve import TOKEN, canonical, client, serving, stored
 
@@ -168,7 +176,7 @@ def _steps(n: int) -> list[dict[str, Any]]:
     return out
 
 
-def test_a_failed_request_is_undone_from_memory_as_if_it_never_was(tmp_path: Path) -> None:
+def test_a_failed_requests_steps_are_kept_or_put_back_from_memory(tmp_path: Path) -> None:
     store = _CountingStore(tmp_path / "s.db", synchronous="NORMAL")
     manager, fresh = _manager(store), None
     for n in (3, 6, 9):
@@ -176,15 +184,71 @@ def test_a_failed_request_is_undone_from_memory_as_if_it_never_was(tmp_path: Pat
         manager.record_call(turn, list(turn.view.messages), {"prompt_tokens": 1})
         manager.commit(turn)
     reads = store.loads
-    failing = manager.begin(parse_conversation(_steps(12), ""), "")  # observes and folds
-    assert failing.appended == 3
-    manager.discard(failing)  # the upstream failed
-    assert store.loads == reads  # undone from memory: nothing read back
-    again = manager.begin(parse_conversation(_steps(14), ""), "")
-    with SQLiteStore(tmp_path / "s.db") as other:  # a manager that never saw the failure
-        fresh = _manager(other)
-        fresh.load()
-        reference = fresh.begin(parse_conversation(_steps(14), ""), "")
-        assert again.view.messages == reference.view.messages
-        assert again.view.elisions == reference.view.elisions
+    for later in (_steps(14), [*_steps(9), {"role": "user", "content": "another way"}]):
+        failing = manager.begin(parse_conversation(_steps(12), ""), "")  # observes and folds
+        assert failing.appended == 3
+        manager.discard(failing)  # the upstream failed
+        again = manager.begin(parse_conversation(later, ""), "")  # holds those steps, or not
+        assert store.loads == reads  # kept or put back from memory: nothing read back
+        with SQLiteStore(tmp_path / "s.db") as other:  # a manager that never saw the failure
+            fresh = _manager(other)
+            fresh.load()
+            reference = fresh.begin(parse_conversation(later, ""), "")
+            assert again.view.messages == reference.view.messages
+            assert again.view.elisions == reference.view.elisions
+        manager.discard(again)
     store.close()
+
+
+class _Counted(FullStrategy):
+    """``full``, counting the instances made and the steps they observed."""
+
+    made = 0
+    observed = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        _Counted.made += 1
+
+    def observe(self, step: Step, history: History) -> None:
+        _Counted.observed += 1
+        super().observe(step, history)
+
+
+def test_a_retry_right_after_a_failure_continues_from_memory(tmp_path: Path) -> None:
+    """The failed request's steps stay in memory, unwritten; the client's retry continues
+    from them: no strategy built again, nothing observed again, nothing read back, no
+    branch; what is stored is the conversation once, with the retry's call."""
+    db = tmp_path / "s.db"
+    config = ServeConfig(upstream="http://unused/v1", token=TOKEN, store=db)
+    opened: list[_CountingStore] = []
+    with ScriptedServer() as up:
+
+        def open_sessions() -> SessionManager:  # on the session thread, which owns the store
+            opened.append(_CountingStore(db))
+            return SessionManager(opened[0], _Counted, resolve_counter("approx"))
+
+        proxy = Proxy(config, HttpUpstream(up.url), open_sessions)
+        with ServerThread(create_app(proxy), host="127.0.0.1", lifespan="on") as server:
+            url = f"http://127.0.0.1:{server.port}/v1"
+            chat = openai.OpenAI(base_url=url, api_key=TOKEN, max_retries=0, timeout=30)
+            talk = _steps(30)
+            chat.chat.completions.create(model="m", messages=talk)  # type: ignore[arg-type]
+            talk = [*talk, {"role": "user", "content": "go on"}]
+            (store,) = opened
+            for attempt in range(3):
+                made, observed, loads = _Counted.made, _Counted.observed, store.loads
+                up.fail = (500, "busy")
+                with pytest.raises(openai.InternalServerError):
+                    chat.chat.completions.create(model="m", messages=talk)  # type: ignore[arg-type]
+                up.fail = None
+                reply = chat.chat.completions.create(model="m", messages=talk)  # type: ignore[arg-type]
+                assert reply.choices[0].message.content == f"ok: {talk[-1]['content']}"
+                assert (_Counted.made, store.loads) == (made, loads), attempt
+                assert _Counted.observed == observed + (1 if attempt == 0 else 2)  # new, once
+                talk += [{"role": "assistant", "content": "x"}]
+                talk += [{"role": "user", "content": f"more {attempt}"}]
+    assert list(stored(db).values()) == [canonical(talk[:-2])]  # one session, never branched
+    with SQLiteStore(db) as check:
+        (sid,) = check.list_sessions()
+        assert [c["step"] for c in check.load_calls(sid)] == [31, 32, 34, 36]  # no failed call

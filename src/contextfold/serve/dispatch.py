@@ -2,10 +2,9 @@
 
 The claim runs on the session thread; the leader's extension (append, observe, fold, render)
 on a worker under the session's lock, and a member that joined an identical request waits
-for that one's view instead; a commit on the session thread; after a failure, the undo on a
-worker and the release on the session thread. The parts are chained by callbacks, not by the
-request's task, so a client that hangs up at any point (its task cancelled) still leaves the
-session released and as stored.
+for that one's view instead; a commit, or after a failure the release, on the session thread.
+The parts are chained by callbacks, not by the request's task, so a client that hangs up at
+any point (its task cancelled) still leaves the session released, with nothing written.
 """
 
 from __future__ import annotations
@@ -101,17 +100,7 @@ class Dispatch:
 
     def _abandon(self, session: Session, growth: Growth) -> None:
         manager = self._manager()
-
-        def release(_: object) -> None:
-            self.thread.post(lambda: manager.release(session))
-
-        def leave() -> None:
-            if manager.leave(session, growth):
-                self.workers.submit(session, lambda: manager.undo(session)).add_done_callback(
-                    release
-                )
-
-        self.thread.post(leave).add_done_callback(_logged)
+        self.thread.post(lambda: manager.leave(session, growth)).add_done_callback(_logged)
 
 
 def _logged(done: Future[Any]) -> None:

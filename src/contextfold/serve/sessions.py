@@ -15,9 +15,12 @@ its own calls, and the conversation is stored once.
 Two phases: :meth:`SessionManager.claim` and :meth:`SessionManager.extend` append the new steps
 through a :class:`~contextfold.serve.buffered.BufferedStore`; :meth:`SessionManager.commit`
 writes them when a request has succeeded (the first of a growth's members; each member's calls
-at its own commit). When every member failed, :meth:`SessionManager.leave` says so and
-:meth:`SessionManager.undo` puts the session back from what it holds in memory (nothing read
-back from the store), then :meth:`SessionManager.release` frees it.
+at its own commit). When every member failed, nothing is written and nothing is undone yet:
+the session keeps its unwritten steps (and folds) in memory and in its buffer, the way the
+failed request left them. The next request, nearly always the client's retry, continues from
+there when its conversation holds those steps, so a failed request costs no more than a good
+one and a retry does not fold again; a request that does not hold them first puts the session
+back as stored, from memory (:func:`~contextfold.serve.turns.rebuild`: no store read).
 
 Replicas (several proxies on one :class:`~contextfold.core.protocols.SharedStore`): before each
 request the manager polls the store's step counts and reopens the sessions other replicas
@@ -70,6 +73,9 @@ class Claim:
     conversation: Conversation
     matched: int
     """Steps of the conversation the session held when claimed (-1: none matched)."""
+    put_back: bool = False
+    """Whether the session holds unwritten steps of a failed request that the conversation
+    does not: it is put back as stored before it is extended."""
 
 
 class SessionManager(SessionIndex):
@@ -108,11 +114,8 @@ class SessionManager(SessionIndex):
         self.abandon(turn.session, turn.growth)
 
     def abandon(self, session: Session, growth: Growth) -> None:
-        """:meth:`leave`, then :meth:`undo` and :meth:`release` when it says so."""
-        if self.leave(session, growth):
-            with session.lock:
-                self.undo(session)
-            self.release(session)
+        """:meth:`leave` (the name the one-thread API shares with the proxy's)."""
+        self.leave(session, growth)
 
     # -- the parts of a request
 
@@ -130,15 +133,18 @@ class SessionManager(SessionIndex):
         tip = next((s for s in candidates if s.committed == k and not s.busy), None)
         session = tip or self._branch(conv, family, k, candidates[0] if candidates else None)
         session.growth = growth = Growth(conv.chain[-1], created=tip is None)
+        put_back = not _holds_unwritten(session, conv)
         session.chain = list(conv.chain)
         self._growing[growth.end] = session
-        return Claim(session, growth, True, conv, k)
+        return Claim(session, growth, True, conv, k, put_back)
 
     def extend(self, claim: Claim) -> Turn:
         """Append the claim's new steps (buffered), observe, fold and render: the leader's
         turn, which the members that join get too. On a worker, under the session's lock."""
         session, growth = claim.session, claim.growth
         try:
+            if claim.put_back:
+                self._put_back(session)
             turn = self._extend(session, growth, claim.conversation, claim.matched)
         except BaseException as exc:
             growth.ready.set_exception(exc)
@@ -234,31 +240,21 @@ class SessionManager(SessionIndex):
         if parent is not None:
             self._index_from(parent, session.committed + 1)
 
-    def leave(self, session: Session, growth: Growth) -> bool:
-        """A member of ``growth`` failed, or its client hung up. When it was the last one and
-        nothing of the growth was written, True: the caller runs :meth:`undo` under the
-        session's lock, then :meth:`release`; otherwise released here. On the session thread,
-        after the growth's leader has extended (or failed to)."""
-        growth.members -= 1
-        if growth.members > 0:
-            return False
-        growth.open = False
-        self._drop_growing(session, growth)
-        if growth.written or growth.created:
-            self.release(session)
-            return False
-        return True
+    def leave(self, session: Session, growth: Growth) -> None:
+        """A member of ``growth`` failed, or its client hung up; the last one to leave
+        releases the session, keeping what the growth appended unwritten (see the module's
+        docstring). On the session thread, after the growth's leader has extended (or failed
+        to)."""
+        self._leave_member(session, growth)
 
-    def undo(self, session: Session) -> None:
-        """Put a session whose growth failed back as it is stored, from memory (see
-        :func:`~contextfold.serve.turns.rebuild`). On a worker, under the session's lock."""
-        if session.stale:  # a failed commit: release reads it back instead
-            return
+    def _put_back(self, session: Session) -> None:
+        """The session as stored, from memory: steps a failed request left unwritten are
+        dropped (the request about to extend it does not hold them). Under its lock."""
         try:
             rebuild(session, self.make_strategy, self.counter)
-        except Exception:  # the strategy failed on its own steps: read the session back
-            _log.exception("contextfold serve: session %r could not be put back", session.id)
+        except BaseException:  # the strategy failed on its own steps: read it back instead
             session.stale = True
+            raise
 
     def release(self, session: Session) -> None:
         """Free a session no request holds any more. On the session thread."""
@@ -267,12 +263,8 @@ class SessionManager(SessionIndex):
             self._drop_growing(session, growth)
             if not growth.written:
                 self._reserved.discard(session.id)
-        if self.sessions.get(session.id) is not session:
-            return  # never stored, or replaced by a copy reread from the store
-        if session.stale:
+        if self.sessions.get(session.id) is session and session.stale:  # reread it
             self._index_from(self._reopen(session.id, session.family), session.committed + 1)
-            return
-        del session.chain[session.committed + 1 :]
 
     def _leave_member(self, session: Session, growth: Growth) -> None:
         growth.members -= 1
@@ -299,3 +291,12 @@ class SessionManager(SessionIndex):
             self._fold(session)
             view = render_checked(strategy, history, budget)
         return view
+
+
+def _holds_unwritten(session: Session, conv: Conversation) -> bool:
+    """Whether ``conv`` holds every step ``session`` has (written or not): compared by the
+    hash of the whole history, which ``session.chain`` still holds for unwritten steps."""
+    held = len(session.history)
+    if held == session.committed:
+        return True
+    return held < len(conv.chain) and conv.chain[held] == session.chain[held]

@@ -65,7 +65,8 @@ class Session:
     buffer: BufferedStore
     chain: list[str]
     committed: int
-    """Steps written to the store (the rest belong to the requests in flight)."""
+    """Steps written to the store (the rest belong to the requests in flight, or were left
+    unwritten by a failed one)."""
     folds: int = 0
     """Fold records written to the store."""
     growth: Growth | None = None
@@ -109,8 +110,8 @@ class Turn:
 
 def rebuild(session: Session, make_strategy: Callable[[], Strategy], counter: TokenCounter) -> None:
     """Put ``session`` back as it is stored, from what it holds in memory (its steps and fold
-    records up to what was written): a new history and strategy that observed them again, no
-    store read, nothing counted or hashed again."""
+    records up to what was written, the chain of hashes of those steps): a new history and
+    strategy that observed them again, no store read, nothing counted or hashed again."""
     history = session.history
     record = SessionRecord(
         session.id,
