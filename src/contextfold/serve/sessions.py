@@ -106,16 +106,12 @@ class SessionManager(SessionIndex):
             with claim.session.lock:
                 return self.extend(claim)
         except BaseException:
-            self.abandon(claim.session, claim.growth)
+            self.leave(claim.session, claim.growth)
             raise
 
     def discard(self, turn: Turn) -> None:
-        """The request failed: forget what it alone holds (see :meth:`leave`)."""
-        self.abandon(turn.session, turn.growth)
-
-    def abandon(self, session: Session, growth: Growth) -> None:
-        """:meth:`leave` (the name the one-thread API shares with the proxy's)."""
-        self.leave(session, growth)
+        """The request failed: nothing of it is written (see :meth:`leave`)."""
+        self.leave(turn.session, turn.growth)
 
     # -- the parts of a request
 
