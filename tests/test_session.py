@@ -87,14 +87,11 @@ def test_openai_sdk_objects_and_empty_or_none_content_are_the_same_turn() -> Non
     assert len(again.messages) == 6
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the view check refuses an empty assistant message until serve27's rule"
-)
 def test_an_empty_assistant_reply_is_a_turn() -> None:
     session = Session("full")
     empty = ChatCompletionMessage.model_validate({"role": "assistant", "content": ""})
     session.prepare([*conversation(1), empty, {"role": "user", "content": "go on"}])
-    assert session.history is not None and session.history[3].message == AssistantMessage("")
+    assert session.history is not None and session.history[2].message == AssistantMessage("")
 
 
 def test_a_rewritten_earlier_message_names_the_first_position_that_differs() -> None:
@@ -141,6 +138,18 @@ def test_call_tool_answers_the_strategys_tools_and_none_for_the_rest() -> None:
     assert session.call_tool("bash", '{"command": "ls"}') is None
     assert (session.call_tool("restore", "{nope") or "").startswith("error: the arguments")
     assert Session("full").call_tool("restore", "{}") is None  # full offers no tools
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"step": "\u00b2"}, {"step": "9" * 5000}, {"step": 1, "lines": "1-" + "9" * 5000}],
+    ids=["superscript", "5000 digits", "5000-digit line"],
+)
+def test_hostile_restore_arguments_are_an_error_text(arguments: dict[str, Any]) -> None:
+    session = Session("refold")
+    session.prepare(conversation(2))
+    answer = session.call_tool("restore", arguments)
+    assert answer is not None and answer.startswith("error:")
 
 
 def test_a_store_keeps_the_session_and_open_resumes_it(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from contextfold.core.messages import (
     ToolCall,
     ToolMessage,
     UserMessage,
+    to_openai,
 )
 from contextfold.core.view import Provenance, View, check_view, render_checked
 from contextfold.strategies.full import FullStrategy
@@ -68,7 +69,6 @@ def _broken(view: View, messages: list[object]) -> View:
         (lambda m: [*m[:2], *m[3:4], *m[2:3], *m[4:]], "no immediately preceding"),  # swapped
         (lambda m: m[:-1], r"latest user message \(step 2\) is missing"),
         (lambda m: [*m, SystemMessage("late")], "only the first may be"),
-        (lambda m: [*m, AssistantMessage("")], "empty assistant message"),
         (lambda m: [*m[:1], UserMessage("  "), *m[1:]], "empty user message"),
     ],
 )
@@ -102,6 +102,23 @@ def test_empty_tool_result_is_allowed() -> None:
     h.append(UserMessage("go"))
     h.append(AssistantMessage("run", tool_calls=(ToolCall("a", "sh", "{}"),)), ToolMessage("", "a"))
     render_checked(FullStrategy(), h)
+
+
+def test_an_empty_assistant_turn_is_a_legal_step_rendered_as_empty_text() -> None:
+    """A model may answer with nothing; the turn is kept, and sent as an empty string (an
+    upstream refuses an assistant message whose content is null and that calls no tool)."""
+    h = History(SystemMessage("sys"))
+    h.append(UserMessage("go"))
+    h.append(AssistantMessage(None))
+    h.append(AssistantMessage("   "))
+    h.append(UserMessage("again"))
+    view = render_checked(FullStrategy(), h)
+    assert [to_openai(m) for m in view.messages[2:4]] == [
+        {"role": "assistant", "content": ""},
+        {"role": "assistant", "content": "   "},
+    ]
+    calls = to_openai(AssistantMessage(None, tool_calls=(ToolCall("a", "sh", "{}"),)))
+    assert calls["content"] is None  # with tool calls, null content is what APIs expect
 
 
 class _DropsLatestUser:
@@ -145,13 +162,13 @@ def test_incremental_check_still_catches_a_bad_tail_and_a_bad_prefix() -> None:
     good = FullStrategy().render(history, None)
     bad_tail = dataclasses.replace(
         good,
-        messages=(*good.messages, AssistantMessage("")),
+        messages=(*good.messages, UserMessage(" ")),
         tokens=(*good.tokens, 1),
-        provenance=(*good.provenance, Provenance((2,))),
+        provenance=(*good.provenance, Provenance(())),
     )
     strategy = _Scripted([good, bad_tail])
     render_checked(strategy, history)
-    with pytest.raises(ViewError, match="empty assistant message"):
+    with pytest.raises(ViewError, match="empty user message"):
         render_checked(strategy, history)
     # the prefix changes (the tool result is dropped): the check starts again from the top
     msgs = list(good.messages)

@@ -58,6 +58,14 @@ def serve(
     max_body: Annotated[int, typer.Option(min=1024, help="Largest request body, bytes.")] = (
         32 * 1024 * 1024
     ),
+    max_upstream_connections: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Connections to the upstream open at once, shared by every session; a "
+            "request that finds them all busy for 5 s gets a 503 (see /metrics).",
+        ),
+    ] = 64,
     threads: ThreadsOpt = 2,
     fsync: Annotated[
         bool, typer.Option("--fsync", help="Fsync every store commit (survives power loss).")
@@ -94,7 +102,7 @@ def serve(
         import uvicorn
 
         from contextfold.serve import ServeConfig, build_proxy, create_app
-        from contextfold.serve.config import DEFAULT_IDLE_END
+        from contextfold.serve.config import DEFAULT_IDLE_END, redact_url
     except ImportError as exc:
         fail(f"contextfold serve needs {exc.name}: {INSTALL_HINT}")
     if idle_end is not None and not learn:
@@ -116,6 +124,7 @@ def serve(
         counter=tokenizer,
         folder=folder,
         max_body=max_body,
+        max_upstream_connections=max_upstream_connections,
         upstream_key=key,
         threads=threads,
         fsync=fsync,
@@ -126,10 +135,12 @@ def serve(
     )
     try:
         proxy = build_proxy(config)
+        proxy.open()  # the store, checked and loaded before the server starts
     except (ContextFoldError, ValueError) as exc:
         fail(str(exc))
     console.print(
-        f"contextfold serve: http://{host}:{port}/v1 -> {upstream}, strategy {strategy}",
+        f"contextfold serve: http://{host}:{port}/v1 -> {redact_url(upstream)}, "
+        f"strategy {strategy}",
         soft_wrap=True,
     )
     if generated:
@@ -139,6 +150,7 @@ def serve(
     try:
         sock = listening_socket(host, port)
     except OSError as exc:
+        proxy.close()
         fail(f"cannot listen on {host}:{port}: {exc}")
     settings = uvicorn.Config(create_app(proxy), log_level="warning", access_log=False)
     uvicorn.Server(settings).run(sockets=[sock])

@@ -5,7 +5,10 @@ Four kinds, each a frozen dataclass with a ``role`` literal: :class:`SystemMessa
 :class:`ToolMessage` (a tool result answering one ``tool_call_id``).
 
 ``from_openai(to_openai(m)) == m`` for every message, and ``to_openai(from_openai(d)) == d`` for
-every dict in the canonical form :func:`to_openai` writes. Reasoning is written as
+every dict in the canonical form :func:`to_openai` writes (an assistant message that calls no
+tool has string content: an empty reply is written ``""``, which every API accepts where it
+refuses ``null``; so ``AssistantMessage(None)`` comes back as ``AssistantMessage("")``).
+Reasoning is written as
 ``reasoning_content`` (vLLM, SGLang, DeepSeek); ``reasoning`` (OpenRouter) is accepted on input.
 """
 
@@ -121,6 +124,8 @@ def to_openai(message: Message) -> dict[str, Any]:
     """The message as an OpenAI chat-completions dict (canonical form)."""
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if isinstance(message, AssistantMessage):
+        if message.content is None and not message.tool_calls:
+            out["content"] = ""
         if message.tool_calls:
             out["tool_calls"] = [
                 {

@@ -187,8 +187,9 @@ def check_view(view: View, history: History, *, strategy: str, tools: Collection
     - every tool call is answered by its result right after the calling assistant message, in
       one contiguous run, and no tool result is an orphan;
     - the latest user message of the history is present verbatim;
-    - no empty message (a system or user message without text, an assistant message with
-      neither text nor tool calls). An empty *tool result* is allowed: it is a real answer;
+    - no empty system or user message (without text). An empty *tool result* is allowed: it
+      is a real answer; so is an empty assistant message (neither text nor tool calls: a
+      model may answer with nothing), which is sent as an empty string;
     - every elision's restore path names a tool in ``tools`` (the strategy's own tools): an
       elision counts as recoverable only if the agent is offered a tool that brings it back.
     """
@@ -286,8 +287,6 @@ def _check_message(msg: Message, pos: int, pending: dict[str, int], fail: _Fail)
         if not msg.content.strip():
             raise fail("the system message is empty")
     elif isinstance(msg, AssistantMessage):
-        if not msg.tool_calls and not (msg.content or "").strip():
-            raise fail(f"message {pos} is an empty assistant message")
         for call in msg.tool_calls:
             pending[call.id] = pos
     elif not msg.content.strip():

@@ -22,6 +22,8 @@ tools, the output is grammar-bound to ``{"tool": <name>, "arguments": <its schem
 from __future__ import annotations
 
 import json
+import re
+import secrets
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -127,7 +129,7 @@ class LocalModel:
             if grammar is None and response_schema is not None:
                 grammar = self._schema_grammar(_loose(response_schema))
                 penalty = self.schema_repeat_penalty
-            prompt = self._tokenize(self._render(messages, tools))
+            prompt = self._prompt(messages, tools)
             limit = self._limit(len(prompt), max_tokens)
             reused = self._reuse_prefix(prompt)
             out = self._generate(prompt[reused:], grammar=grammar, limit=limit, penalty=penalty)
@@ -149,8 +151,30 @@ class LocalModel:
             raise ModelError(f"tool_choice {self.tool_choice!r} is not among the tools ({names})")
         return chosen
 
-    def _render(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -> str:
-        """The prompt text, from the model's own chat template."""
+    def _prompt(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -> list[int]:
+        """The prompt's tokens: the chat template's own text with its special tokens (role
+        markers), every message's text as plain text, so ``<|im_start|>system`` inside a user
+        message or a tool output stays text and cannot open a turn.
+
+        The template is rendered with a placeholder (of a fresh random nonce) for each
+        message's content; the rendering is cut at the placeholders, and each piece is
+        tokenized as what it is."""
+        chat = self._chat(messages, tools)
+        nonce = secrets.token_hex(8)
+        rendered = self._render([{**m, "content": _mark(nonce, i)} for i, m in enumerate(chat)])
+        pieces = re.split(f"\ue000{nonce}:(\\d+)\ue001", rendered)
+        tokens: list[int] = []
+        for k, piece in enumerate(pieces):
+            if k % 2:  # a placeholder: the message's own text
+                tokens += self._tokenize(chat[int(piece)]["content"], special=False)
+            elif piece:
+                tokens += self._tokenize(piece)
+        return tokens
+
+    def _chat(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]
+    ) -> list[dict[str, str]]:
+        """Role/content dicts of the prompt (the tools described in the system message)."""
         chat = [self._plain(m, json_mode=bool(tools)) for m in messages]
         if tools:
             described = tools_prompt(tools, allow_message=self.tool_choice == "auto")
@@ -158,6 +182,10 @@ class LocalModel:
                 chat[0]["content"] += "\n\n" + described
             else:
                 chat.insert(0, {"role": "system", "content": described})
+        return chat
+
+    def _render(self, chat: list[dict[str, str]]) -> str:
+        """The prompt text, from the model's own chat template."""
         prompt: str = self._template(messages=chat).prompt
         return prompt
 
@@ -173,8 +201,10 @@ class LocalModel:
             return {"role": message.role, "content": message.content}
         return {"role": "user", "content": message.content}
 
-    def _tokenize(self, text: str) -> list[int]:
-        tokens: list[int] = self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+    def _tokenize(self, text: str, *, special: bool = True) -> list[int]:
+        """Tokens of ``text``; with ``special`` False, marker text is tokenized as text."""
+        data = text.encode("utf-8", "replace")
+        tokens: list[int] = self._llama.tokenize(data, add_bos=False, special=special)
         return tokens
 
     def _limit(self, prompt_tokens: int, max_tokens: int | None) -> int:
@@ -276,6 +306,11 @@ class LocalModel:
             if len(ids) == 1:
                 stop.add(ids[0])
         return frozenset(stop)
+
+
+def _mark(nonce: str, index: int) -> str:
+    """The placeholder of message ``index``'s content (private-use characters around it)."""
+    return f"\ue000{nonce}:{index}\ue001"
 
 
 def _loose(schema: Any) -> Any:

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from contextfold.core.counters import resolve_counter
-from contextfold.core.errors import ConfigError
+from contextfold.core.errors import ConfigError, StoreError
 from contextfold.core.experience import Experience
 from contextfold.core.protocols import Learning, Store, Strategy
 from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, is_postgres_url
-from contextfold.serve.config import ServeConfig
+from contextfold.serve.config import ServeConfig, redact_url
 from contextfold.serve.learning import IdleEnds
 from contextfold.serve.proxy import Proxy
 from contextfold.serve.sessions import SessionManager
@@ -35,18 +35,28 @@ def build_proxy(config: ServeConfig) -> Proxy:
         PostgresStore(str(config.store)).close()  # unreachable or foreign: fails now, clearly
 
     def open_sessions() -> SessionManager:
-        store: Store
-        if config.store is None:
-            store = MemoryStore()
-        elif is_postgres_url(config.store):
-            store = PostgresStore(str(config.store))
-        else:
-            open_private(Path(config.store))
-            store = SQLiteStore(config.store, synchronous="FULL" if config.fsync else "NORMAL")
+        store = _open_store(config)
         ends = IdleEnds(config.idle_end, on_end=on_end) if config.learn else None
-        return SessionManager(store, make_strategy, counter, budget=config.budget, ends=ends)
+        manager = SessionManager(store, make_strategy, counter, budget=config.budget, ends=ends)
+        try:
+            manager.load()
+            if manager.skipped and isinstance(store, SQLiteStore):
+                store.verify()  # a damaged file, not a bad row or two: not served at all
+        except BaseException:
+            store.close()
+            raise
+        return manager
 
     return Proxy(config, make_upstream(config), open_sessions)
+
+
+def _open_store(config: ServeConfig) -> Store:
+    if config.store is None:
+        return MemoryStore()
+    if is_postgres_url(config.store):
+        return PostgresStore(str(config.store))
+    open_private(Path(config.store))
+    return SQLiteStore(config.store, synchronous="FULL" if config.fsync else "NORMAL")
 
 
 def make_upstream(config: ServeConfig) -> Upstream:
@@ -54,9 +64,15 @@ def make_upstream(config: ServeConfig) -> Upstream:
         if not config.upstream.startswith(("http://", "https://")):
             raise ValueError(
                 f"--upstream must be an http(s) URL such as http://localhost:8000/v1, or local; "
-                f"got {config.upstream!r}"
+                f"got {redact_url(config.upstream)!r}"
             )
-        return HttpUpstream(config.upstream, timeout=config.timeout, key=config.upstream_key)
+        return HttpUpstream(
+            config.upstream,
+            timeout=config.timeout,
+            key=config.upstream_key,
+            max_connections=config.max_upstream_connections,
+            pool_wait=config.pool_wait,
+        )
     from contextfold.models.local import LocalModel
     from contextfold.serve.local_upstream import LocalUpstream
 
@@ -134,9 +150,16 @@ def _saver(config: ServeConfig, experience: Experience | None) -> Callable[[], N
 
 def open_private(path: Path) -> None:
     """Create the store file readable and writable by its owner only (0600), or tighten an
-    existing one; SQLite gives its -wal and -shm files the same mode."""
+    existing one and the -wal and -shm files beside it (SQLite gives the ones it creates the
+    store's mode); a StoreError naming the path when that cannot be done."""
+    if path.is_dir():
+        raise StoreError(f"cannot open store {path}: it is a directory; give a file path")
     if not path.parent.is_dir():
-        raise ValueError(f"cannot create store {path}: directory {path.parent} does not exist")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    os.close(fd)
-    os.chmod(path, 0o600)
+        raise StoreError(f"cannot create store {path}: directory {path.parent} does not exist")
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+        for file in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            if file.exists():
+                os.chmod(file, 0o600)
+    except OSError as exc:
+        raise StoreError(f"cannot open store {path}: {exc.strerror}") from exc

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
-__all__ = ["DEFAULT_IDLE_END", "DEFAULT_MAX_BODY", "ServeConfig", "is_loopback"]
+__all__ = ["DEFAULT_IDLE_END", "DEFAULT_MAX_BODY", "ServeConfig", "is_loopback", "redact_url"]
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 """Largest request body accepted, in bytes (larger ones get a 413)."""
@@ -42,6 +43,10 @@ class ServeConfig:
     """Key sent upstream when the client sends none of its own (never stored or logged)."""
     timeout: float = 600.0
     """Seconds to wait for the upstream."""
+    max_upstream_connections: int = 64
+    """Connections to the upstream open at once, shared by every session."""
+    pool_wait: float = 5.0
+    """Seconds a call waits for a free upstream connection before its request gets a 503."""
     threads: int = 2
     """CPU threads of the embedded model (``--upstream local``)."""
     fsync: bool = False
@@ -73,6 +78,10 @@ class ServeConfig:
             raise ValueError("--save-experience needs --learn (without it nothing is learned)")
         if self.idle_end <= 0:
             raise ValueError(f"--idle-end must be a positive number of seconds: {self.idle_end}")
+        if self.max_upstream_connections < 1:
+            raise ValueError(
+                f"--max-upstream-connections must be at least 1: {self.max_upstream_connections}"
+            )
         if self.max_rounds < 1:
             raise ValueError(f"max_rounds must be at least 1, got {self.max_rounds}")
 
@@ -85,3 +94,17 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password of its user part shown as ``***`` (for every message, the
+    start-up line and ``/health``): ``http://user:***@host/v1``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("://", 1)[0] + "://..."
+    if parts.password is None:
+        return url
+    user, _, host = parts.netloc.rpartition("@")
+    name = user.split(":", 1)[0]
+    return parts._replace(netloc=f"{name}:***@{host}").geturl()

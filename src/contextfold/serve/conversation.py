@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextfold.core.errors import MessageFormatError
-from contextfold.core.grouping import group_steps, parse_messages
-from contextfold.core.messages import Message, SystemMessage, to_openai
+from contextfold.core.grouping import Grouped, group_steps, parse_messages
+from contextfold.core.messages import Message, SystemMessage, UserMessage, to_openai
 from contextfold.serve.errors import ApiError
 
 __all__ = ["Conversation", "chain_hashes", "parse_conversation"]
@@ -46,9 +46,28 @@ def parse_conversation(raw: Any, family: str) -> Conversation:
     except MessageFormatError as exc:
         raise ApiError(400, str(exc), param=exc.at or "messages") from exc
     system, steps = grouped.system, grouped.steps
+    _check_texts(grouped)
     if not steps:
         raise ApiError(400, "'messages' holds no user or assistant message", param="messages")
     return Conversation(system, steps, tuple(chain_hashes(family, system, steps)))
+
+
+def _check_texts(grouped: Grouped) -> None:
+    """A user or system message from a client must say something (a view never holds an
+    empty one); an empty assistant turn is legal."""
+    heads = [
+        (m, labels[0])
+        for m, labels in zip((s[0] for s in grouped.steps), grouped.labels, strict=True)
+    ]
+    if grouped.system is not None and not grouped.system.content.strip():
+        raise ApiError(
+            400, "messages[0]: a system message needs text; this one has none", param="messages[0]"
+        )
+    for message, label in heads:
+        if isinstance(message, UserMessage) and not message.content.strip():
+            raise ApiError(
+                400, f"{label}: a user message needs text; this one has none", param=label
+            )
 
 
 def chain_hashes(

@@ -15,6 +15,7 @@ __all__ = ["ApiError", "UpstreamError"]
 _TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
+    403: "permission_error",
     404: "not_found_error",
     405: "invalid_request_error",
     413: "invalid_request_error",

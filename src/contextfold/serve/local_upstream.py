@@ -18,6 +18,7 @@ from contextfold.core.errors import ContextFoldError
 from contextfold.core.messages import from_openai, to_openai
 from contextfold.core.protocols import Completion, Model
 from contextfold.serve.errors import ApiError, UpstreamError
+from contextfold.serve.upstream import Pool
 
 __all__ = ["LocalUpstream", "completion_body"]
 
@@ -50,6 +51,7 @@ class LocalUpstream:
         self._make = make_model
         self._model: Model | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contextfold-local")
+        self._busy = 0
 
     @property
     def name(self) -> str:
@@ -57,7 +59,11 @@ class LocalUpstream:
 
     async def complete(self, body: dict[str, Any], auth: str | None) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
-        completion = await loop.run_in_executor(self._pool, self._complete, body)
+        self._busy += 1
+        try:
+            completion = await loop.run_in_executor(self._pool, self._complete, body)
+        finally:
+            self._busy -= 1
         return completion_body(completion, self._model.name if self._model else "local")
 
     async def stream(self, body: dict[str, Any], auth: str | None) -> _Chunks:
@@ -67,6 +73,9 @@ class LocalUpstream:
         loop = asyncio.get_running_loop()
         model = await loop.run_in_executor(self._pool, self._loaded)
         return {"object": "list", "data": [{"id": model.name, "object": "model"}]}
+
+    def pool(self) -> Pool:
+        return Pool(self._busy, 1)
 
     async def aclose(self) -> None:
         self._pool.shutdown(wait=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-__all__ = ["METRICS", "Metrics"]
+__all__ = ["GAUGES", "METRICS", "Metrics"]
 
 METRICS: dict[str, str] = {
     "requests_total": "Chat completion requests answered, by status code.",
@@ -21,8 +21,18 @@ METRICS: dict[str, str] = {
     "strategy_tool_calls_total": "Calls of the strategy's own tools answered by the proxy.",
     "sessions_created_total": "Sessions started (new conversations and branches).",
     "errors_total": "Requests that failed, by kind.",
+    "upstream_pool_timeouts_total": "Requests refused (503) because no upstream connection came "
+    "free in time.",
 }
-"""Every metric (``contextfold_`` prefixed) and its help text."""
+"""Every counter (``contextfold_`` prefixed) and its help text."""
+
+GAUGES: dict[str, str] = {
+    "sessions_skipped": "Stored sessions that could not be read at start-up (not served).",
+    "upstream_connections_limit": "Connections to the upstream open at once at most "
+    "(--max-upstream-connections), shared by every session.",
+    "upstream_connections_in_use": "Connections to the upstream in use now.",
+}
+"""Every gauge (a value that goes up and down) and its help text."""
 
 
 class Metrics:
@@ -38,6 +48,13 @@ class Metrics:
         with self._lock:
             self._values[name, tuple(sorted(labels.items()))] += value
 
+    def set(self, name: str, value: int) -> None:
+        """Set a gauge."""
+        if name not in GAUGES:
+            raise KeyError(f"unknown gauge {name!r}")
+        with self._lock:
+            self._values[name, ()] = value
+
     def get(self, name: str, **labels: str) -> int:
         with self._lock:
             return self._values[name, tuple(sorted(labels.items()))]
@@ -47,9 +64,10 @@ class Metrics:
         with self._lock:
             values = dict(self._values)
         lines: list[str] = []
-        for name, help_text in METRICS.items():
+        kinds = [(n, h, "counter") for n, h in METRICS.items()]
+        for name, help_text, kind in [*kinds, *((n, h, "gauge") for n, h in GAUGES.items())]:
             full = f"contextfold_{name}"
-            lines += [f"# HELP {full} {help_text}", f"# TYPE {full} counter"]
+            lines += [f"# HELP {full} {help_text}", f"# TYPE {full} {kind}"]
             series = sorted((labels, v) for (n, labels), v in values.items() if n == name)
             if not series and name not in ("requests_total", "errors_total"):
                 series = [((), 0)]

@@ -1,30 +1,35 @@
 """The proxy's work for one chat request, streamed or not (the HTTP side is in ``app``).
 
-A request runs in three parts: on the session thread, :meth:`SessionManager.begin` finds the
-session and renders the view; the upstream calls run on the event loop (strategy tools
+A request runs in three parts: the session is claimed, extended and its view rendered
+(:mod:`~contextfold.serve.dispatch`: the claim on the session thread, the strategy's work on a
+worker under the session's lock); the upstream calls run on the event loop (strategy tools
 answered in between, see :mod:`~contextfold.serve.rounds`); on success the turn is
 committed, on any failure (the upstream's, or a client that hung up) discarded.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import anyio
 
-from contextfold.core.messages import from_openai
 from contextfold.serve.config import ServeConfig
+from contextfold.serve.dispatch import Dispatch
 from contextfold.serve.errors import ApiError
 from contextfold.serve.metrics import Metrics
+from contextfold.serve.replies import reply_message, usage_numbers
 from contextfold.serve.request import ChatRequest
-from contextfold.serve.rounds import Rounds, first_message
+from contextfold.serve.rounds import Rounds
 from contextfold.serve.sessions import SessionManager, Turn
-from contextfold.serve.streaming import Accumulator, ClientStream, sse
-from contextfold.serve.upstream import ChunkStream, Upstream, usage_numbers
-from contextfold.serve.worker import SessionThread
+from contextfold.serve.streaming import Accumulator, ClientStream, Primed, sse
+from contextfold.serve.upstream import POOL_EXHAUSTED, Upstream
+from contextfold.serve.worker import SessionThread, SessionWorkers
 
 __all__ = ["Proxy"]
+
+_log = logging.getLogger(__name__)
 
 
 class Proxy:
@@ -40,17 +45,39 @@ class Proxy:
         self.upstream = upstream
         self.metrics = Metrics()
         self.thread = SessionThread()
+        self.workers = SessionWorkers()
+        self.dispatch = Dispatch(self.thread, self.workers, lambda: self.manager)
         self._open = open_sessions
         self.sessions: SessionManager | None = None
 
+    def open(self) -> SessionManager:
+        """Open the store and load its sessions, on the session thread (once; before the
+        server starts, so a store that cannot be served fails in one line). Sessions that
+        cannot be read are skipped, logged and counted in ``/metrics``."""
+        if self.sessions is None:
+            self.sessions = self.thread.call(self._open)
+            for session_id, problem in self.sessions.skipped:
+                _log.warning("contextfold serve: skipped session %r: %s", session_id, problem)
+            self.metrics.set("sessions_skipped", len(self.sessions.skipped))
+        return self.sessions
+
+    @property
+    def skipped(self) -> list[tuple[str, str]]:
+        """Stored sessions not served (they could not be read): id and problem."""
+        return list(self.sessions.skipped) if self.sessions is not None else []
+
     def start(self) -> None:
-        """Open the store and index its sessions, on the session thread."""
-        self.sessions = self.thread.call(self._open)
-        self.thread.call(self.sessions.load)
+        """The server starts: open the store unless :meth:`open` did."""
+        self.open()
 
     async def stop(self) -> None:
         """Close the upstream, then the store (on the session thread, which opened it)."""
         await self.upstream.aclose()
+        self.close()
+
+    def close(self) -> None:
+        """End the workers, close the store (on the session thread), end that thread."""
+        self.workers.close()
         if self.sessions is not None:
             self.thread.call(self.sessions.store.close)
         self.thread.close()
@@ -64,8 +91,8 @@ class Proxy:
     # -- one request
 
     async def begin(self, request: ChatRequest) -> tuple[Turn, Rounds]:
-        manager = self.manager
-        turn = await self.thread.run(lambda: manager.begin(request.conversation, request.family))
+        """The session claimed, extended and rendered (:mod:`~contextfold.serve.dispatch`)."""
+        turn = await self.dispatch.begin(request.conversation, request.family)
         self.metrics.add("prompt_tokens_received_total", turn.received_tokens)
         self.metrics.add("prompt_tokens_sent_total", turn.view.total_tokens)
         self.metrics.add("tokens_saved_total", turn.received_tokens - turn.view.total_tokens)
@@ -76,32 +103,37 @@ class Proxy:
     async def complete(self, turn: Turn, rounds: Rounds, auth: str | None) -> dict[str, Any]:
         """Non-streamed: every upstream call, then the client's completion. Committed on
         success; the caller discards on failure."""
+        where = self.upstream.name
         while True:
             reply = await self.upstream.complete(rounds.body(stream=False), auth)
-            message = first_message(reply, self.upstream.name)
-            await self._after_call(turn, rounds, usage_numbers(reply.get("usage")))
+            message = reply_message(reply, where)
+            await self._after_call(turn, rounds, usage_numbers(reply.get("usage"), where))
             if not await self._answer_own(turn, rounds, message):
                 break
         await self.commit(turn)
-        reply["choices"][0]["message"] = rounds.final(message)
+        choice = reply["choices"][0]
+        choice["message"] = final = rounds.final(message)
+        choice["finish_reason"] = rounds.finish_reason(final, choice.get("finish_reason"))
         reply["usage"] = rounds.client_usage()
         return reply
 
-    async def open_stream(self, rounds: Rounds, auth: str | None) -> ChunkStream:
-        """The first streamed upstream call, opened before the client gets a status."""
-        return await self.upstream.stream(rounds.body(stream=True), auth)
+    async def open_stream(self, rounds: Rounds, auth: str | None) -> Primed:
+        """The next streamed upstream call, opened and its first chunk read (the first call
+        before the client gets a status)."""
+        stream = await self.upstream.stream(rounds.body(stream=True), auth)
+        return await Primed.open(stream, self.upstream.name)
 
     async def stream(
-        self, turn: Turn, rounds: Rounds, auth: str | None, first: ChunkStream
+        self, turn: Turn, rounds: Rounds, auth: str | None, first: Primed
     ) -> AsyncGenerator[bytes, None]:
         """Streamed: text as the upstream sends it, held tool calls at the end of the last
         round, the finish, usage if asked, ``[DONE]``. Any failure is sent as an error event;
         an unfinished stream (failure or hang-up) discards the turn."""
         out = ClientStream(str(rounds.request.body["model"]))
-        committed, stream = False, first
+        committed, stream, where = False, first, self.upstream.name
         try:
             while True:
-                acc = Accumulator()
+                acc = Accumulator(where)
                 try:
                     async for chunk in stream:
                         for key, text in acc.add(chunk).items():
@@ -110,21 +142,22 @@ class Proxy:
                     with anyio.CancelScope(shield=True):  # also when the client hung up
                         await stream.aclose()
                 message = acc.message()
-                await self._after_call(turn, rounds, usage_numbers(acc.usage))
+                await self._after_call(turn, rounds, usage_numbers(acc.usage, where))
                 if not await self._answer_own(turn, rounds, message):
                     break
-                stream = await self.upstream.stream(rounds.body(stream=True), auth)
+                stream = await self.open_stream(rounds, auth)
             await self.commit(turn)
             committed = True
-            if message.get("tool_calls"):
-                yield out.tool_calls(message["tool_calls"])
-            yield out.chunk({}, acc.finish_reason or "stop")
-            if rounds.request.include_usage:
-                yield out.usage(rounds.client_usage())
-            yield sse("[DONE]")
+            for event in _ending(out, rounds, message, acc.finish_reason):
+                yield event
         except ApiError as exc:
             self.failed(exc)
             yield sse(exc.body())
+        except Exception as exc:  # a defect of the proxy: logged whole, sent as an event
+            _log.exception("contextfold serve: a streamed request failed")
+            failure = ApiError(500, f"contextfold failed: {type(exc).__name__} (logged)")
+            self.failed(failure)
+            yield sse(failure.body())
         finally:
             if not committed:
                 self.discard(turn)
@@ -132,17 +165,23 @@ class Proxy:
     # -- the turn's ends
 
     async def commit(self, turn: Turn) -> None:
-        manager = self.manager
-        await self.thread.run(lambda: manager.commit(turn))
+        await self.dispatch.commit(turn)
 
     def discard(self, turn: Turn) -> None:
-        """Forget the turn's writes (queued on the session thread; nothing awaited, so this
-        is safe from a cancelled task)."""
-        manager = self.manager
-        self.thread.post(lambda: manager.discard(turn))
+        """Forget the turn's writes (nothing awaited: safe from a cancelled task)."""
+        self.dispatch.discard(turn)
 
     def failed(self, exc: ApiError) -> None:
         self.metrics.add("errors_total", kind=exc.kind)
+        if exc.code == POOL_EXHAUSTED:
+            self.metrics.add("upstream_pool_timeouts_total")
+
+    def render_metrics(self) -> str:
+        """``/metrics``: the counters, and the gauges as they are now."""
+        pool = self.upstream.pool()
+        self.metrics.set("upstream_connections_limit", pool.limit)
+        self.metrics.set("upstream_connections_in_use", pool.in_use)
+        return self.metrics.render()
 
     # -- between upstream calls
 
@@ -152,8 +191,7 @@ class Proxy:
         self.metrics.add("upstream_prompt_tokens_total", usage["prompt_tokens"])
         self.metrics.add("upstream_cached_tokens_total", usage["cached_tokens"])
         self.metrics.add("upstream_completion_tokens_total", usage["completion_tokens"])
-        manager, sent = self.manager, [from_openai(m) for m in rounds.messages]
-        await self.thread.run(lambda: manager.record_call(turn, sent, usage))
+        self.manager.record_call(turn, rounds.sent_messages(), usage)
 
     async def _answer_own(self, turn: Turn, rounds: Rounds, message: dict[str, Any]) -> bool:
         """Answer the strategy's own tool calls in ``message``; False when there are none
@@ -161,15 +199,22 @@ class Proxy:
         own = rounds.own_calls(message)
         if not own or rounds.done >= rounds.max_rounds:
             return False
-        manager = self.manager
-
-        def answer() -> dict[str, str]:
-            return {
-                c["id"]: manager.call_tool(turn, c["function"]["name"], c["function"]["arguments"])
-                for c in own
-            }
-
-        answers = await self.thread.run(answer)
+        answers = await self.dispatch.call_tools(turn, own)
         self.metrics.add("strategy_tool_calls_total", len(own))
         rounds.continue_with(message, answers)
         return True
+
+
+def _ending(
+    out: ClientStream, rounds: Rounds, message: dict[str, Any], given: str | None
+) -> list[bytes]:
+    """The events after the last round's text: a note if the client gets nothing else, the
+    client's tool calls, the finish, usage if asked, ``[DONE]``."""
+    final = rounds.final(message)
+    events = [out.chunk({"content": note})] if (note := rounds.note(message)) else []
+    if final.get("tool_calls"):
+        events.append(out.tool_calls(final["tool_calls"]))
+    events.append(out.chunk({}, rounds.finish_reason(final, given)))
+    if rounds.request.include_usage:
+        events.append(out.usage(rounds.client_usage()))
+    return [*events, sse("[DONE]")]

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import hmac
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.requests import Request
+
+from contextfold.serve.body import decode_body
 from contextfold.serve.conversation import Conversation, parse_conversation
 from contextfold.serve.errors import ApiError
 
-__all__ = ["ChatRequest", "check_token", "family_of", "parse_chat", "upstream_auth"]
+__all__ = [
+    "ChatRequest",
+    "check_token",
+    "family_of",
+    "has_token",
+    "parse_chat",
+    "read_body",
+    "upstream_auth",
+]
 
 SESSION_HEADER = "x-contextfold-session"
 TOKEN_HEADER = "x-contextfold-token"
@@ -34,12 +44,26 @@ class ChatRequest:
         return {t["function"]["name"] for t in self.tools}
 
 
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, or a 413 as soon as it is known to be over ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    body = bytearray()
+    async for part in request.stream():
+        body += part
+        if len(body) > limit:
+            raise _too_large(limit)
+    return bytes(body)
+
+
+def _too_large(limit: int) -> ApiError:
+    return ApiError(413, f"the request body is over the proxy's limit of {limit:,} bytes")
+
+
 def parse_chat(data: bytes, headers: Mapping[str, str]) -> ChatRequest:
     """Decode and check a chat request; raises a 4xx :class:`ApiError` naming the problem."""
-    try:
-        body = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ApiError(400, f"the request body is not valid JSON: {exc}") from exc
+    body = decode_body(data)
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
     if not isinstance(body.get("model"), str) or not body["model"]:
@@ -51,6 +75,8 @@ def parse_chat(data: bytes, headers: Mapping[str, str]) -> ChatRequest:
         raise ApiError(
             400, "'n' must be 1: the proxy keeps one history per conversation", param="n"
         )
+    for key in _TOKEN_LIMITS:
+        _check_limit(body, key)
     family = family_of(headers)
     options = body.get("stream_options")
     include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
@@ -62,6 +88,19 @@ def parse_chat(data: bytes, headers: Mapping[str, str]) -> ChatRequest:
         include_usage=include_usage,
         tools=_tools(body.get("tools")),
     )
+
+
+_TOKEN_LIMITS = ("max_tokens", "max_completion_tokens")
+
+
+def _check_limit(body: dict[str, Any], key: str) -> None:
+    value = body.get(key)
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ApiError(
+            400, f"'{key}' must be a whole number of at least 1, got {value!r}", param=key
+        )
 
 
 def family_of(headers: Mapping[str, str]) -> str:
@@ -88,13 +127,18 @@ def _tools(raw: Any) -> list[dict[str, Any]]:
     return list(raw)
 
 
-def check_token(headers: Mapping[str, str], token: str | None) -> None:
-    """Raise a 401 unless the request carries ``token`` (as ``Authorization: Bearer`` or
-    ``X-Contextfold-Token``); ``token`` None means auth is off."""
+def has_token(headers: Mapping[str, str], token: str | None) -> bool:
+    """Whether the request carries ``token`` (as ``Authorization: Bearer`` or
+    ``X-Contextfold-Token``); always with ``token`` None (auth is off)."""
     if token is None:
-        return
+        return True
     given = [headers.get(TOKEN_HEADER, ""), _bearer(headers.get("authorization", ""))]
-    if not any(g and hmac.compare_digest(g.encode(), token.encode()) for g in given):
+    return any(g and hmac.compare_digest(g.encode(), token.encode()) for g in given)
+
+
+def check_token(headers: Mapping[str, str], token: str | None) -> None:
+    """Raise a 401 unless the request carries ``token`` (see :func:`has_token`)."""
+    if not has_token(headers, token):
         raise ApiError(
             401,
             "missing or wrong proxy token: send 'Authorization: Bearer TOKEN' or "

@@ -87,3 +87,7 @@ class ProxyThread(ServerThread):
             app, host=config.host, port=port, start_timeout=start_timeout, lifespan="on"
         )
         self.url = f"http://{config.host}:{self.port}/v1"
+
+    def __enter__(self) -> Self:
+        self.proxy.open()  # a store that cannot be served raises here, before the server starts
+        return super().__enter__()

@@ -55,7 +55,7 @@ class ScriptedServer:
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
         self._blocks: set[str] = set()
         self._lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.httpd = _Server(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
@@ -88,6 +88,10 @@ class ScriptedServer:
             "total_tokens": prompt + out,
             "prompt_tokens_details": {"cached_tokens": cached},
         }
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default 5 resets connections when many arrive at once
 
 
 def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:

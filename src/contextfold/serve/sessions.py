@@ -1,19 +1,26 @@
 """Sessions of the proxy: which stored history a request continues, and its two-phase append.
 
-Every method runs on the proxy's one session thread (see :mod:`contextfold.serve.worker`), so
-the index needs no lock and each SQLite connection stays on the thread that opened it.
+Threads (see :mod:`contextfold.serve.worker`): the index, the claims and every store call run
+on the proxy's one session thread, in arrival order, each quick, so each SQLite connection
+stays on the thread that opened it. A session's strategy work (append and observe, fold,
+render, its tools) runs on a worker thread under the session's own lock
+(:meth:`SessionManager.extend`), so a slow fold holds up only its own session's request,
+never another session's.
 
-Matching: the request's conversation is hashed as a chain (:mod:`~contextfold.serve.conversation`);
-the longest prefix of it that some stored session holds wins. A session whose whole history is
-that prefix, and that no other request is using, is continued; otherwise (the stored session
-went on differently, or it is busy) a new branch starts with a copy of the shared steps. So two
-conversations that open identically share at most their common prefix and part as soon as they
-differ; a client that rewrites its history gets a branch; nothing stored is ever altered.
+Matching (:mod:`~contextfold.serve.index`): the stored session a conversation continues, or
+a new branch. A request identical to one in flight (the same whole conversation: a client's
+retry) joins it (:class:`~contextfold.serve.turns.Growth`): it sends the same view and keeps
+its own calls, and the conversation is stored once.
 
-Two phases: :meth:`SessionManager.begin` appends the new steps through a
-:class:`~contextfold.serve.buffered.BufferedStore`; :meth:`SessionManager.commit` writes them
-when the request has succeeded, :meth:`SessionManager.discard` forgets them (and rebuilds the
-session from the store) when it failed.
+Two phases: :meth:`SessionManager.claim` and :meth:`SessionManager.extend` append the new steps
+through a :class:`~contextfold.serve.buffered.BufferedStore`; :meth:`SessionManager.commit`
+writes them when a request has succeeded (the first of a growth's members; each member's calls
+at its own commit). When every member failed, nothing is written and nothing is undone yet:
+the session keeps its unwritten steps (and folds) in memory and in its buffer, the way the
+failed request left them. The next request, nearly always the client's retry, continues from
+there when its conversation holds those steps, so a failed request costs no more than a good
+one and a retry does not fold again; a request that does not hold them first puts the session
+back as stored, from memory (:func:`~contextfold.serve.turns.rebuild`: no store read).
 
 Replicas (several proxies on one :class:`~contextfold.core.protocols.SharedStore`): before each
 request the manager polls the store's step counts and reopens the sessions other replicas
@@ -28,18 +35,14 @@ the steps the call was sent, never in the moved-on session under a stale index.
 
 from __future__ import annotations
 
-import json
-import uuid
+import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from contextfold.core.errors import ContextBudgetError, StoreConflictError
-from contextfold.core.history import History
 from contextfold.core.messages import Message
 from contextfold.core.pipeline import fold_due, prepare_view
 from contextfold.core.protocols import (
-    SessionRecord,
     SharedStore,
     Store,
     Strategy,
@@ -47,55 +50,36 @@ from contextfold.core.protocols import (
 )
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View
-from contextfold.serve.buffered import BufferedStore
-from contextfold.serve.conversation import Conversation, chain_hashes
+from contextfold.serve.conversation import Conversation
 from contextfold.serve.errors import ApiError
+from contextfold.serve.index import SessionIndex
 from contextfold.serve.learning import IdleEnds
 from contextfold.serve.replicas import SentCall, branch_meta, shared_steps, write_branch
+from contextfold.serve.turns import Growth, Session, Turn, rebuild, tool_arguments
 
-__all__ = ["Session", "SessionManager", "Turn"]
+__all__ = ["Claim", "Session", "SessionManager", "Turn"]
 
-
-@dataclass(slots=True)
-class Session:
-    """One stored conversation branch and the strategy rendering it."""
-
-    id: str
-    family: str
-    history: History
-    strategy: Strategy
-    buffer: BufferedStore
-    chain: list[str]
-    committed: int
-    """Steps written to the store (the rest belong to the request in flight)."""
-    busy: bool = False
+_log = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
-class Turn:
-    """One request's claim on a session, from :meth:`SessionManager.begin` to commit/discard."""
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A request's hold on a session: as its growth's leader (it extends the session) or as
+    a member that joined an identical request in flight."""
 
     session: Session
-    created: bool
-    appended: int
-    folds: int
-    view: View
-    received_tokens: int
-    sent: list[SentCall] = field(default_factory=list)
-    """The upstream calls of this turn (written again if the turn is moved to a branch)."""
-
-    @property
-    def calls(self) -> int:
-        return len(self.sent)
-
-    @property
-    def own_tools(self) -> list[dict[str, Any]]:
-        strategy = self.session.strategy
-        return strategy.tools() if isinstance(strategy, ToolProvider) else []
+    growth: Growth
+    leader: bool
+    conversation: Conversation
+    matched: int
+    """Steps of the conversation the session held when claimed (-1: none matched)."""
+    put_back: bool = False
+    """Whether the session holds unwritten steps of a failed request that the conversation
+    does not: it is put back as stored before it is extended."""
 
 
-class SessionManager:
-    """The sessions of one store, indexed by the hash chain of their histories."""
+class SessionManager(SessionIndex):
+    """The sessions of one store and the requests in flight on them."""
 
     def __init__(
         self,
@@ -106,130 +90,138 @@ class SessionManager:
         budget: int | None = None,
         ends: IdleEnds | None = None,
     ) -> None:
-        self.store = store
-        self.ends = ends
-        """With ``serve --learn``: idle sessions are recorded as ended (:mod:`.learning`)."""
-        self.make_strategy = make_strategy
-        self.counter = counter
+        super().__init__(store, make_strategy, counter, ends=ends)
         self.budget = budget
-        self.sessions: dict[str, Session] = {}
-        self._index: dict[str, list[tuple[str, int]]] = {}
-        self._reserved: set[str] = set()
-        """Ids of sessions created by requests still in flight."""
-        self._foreign: set[str] = set()
-        """Ids of stored sessions the proxy did not make (never served)."""
+        self._growing: dict[str, Session] = {}
+        """Sessions with requests in flight, by the hash of the conversation they send."""
 
-    def load(self) -> int:
-        """Index the sessions the store already holds (those the proxy made); returns how many."""
-        for session_id in self.store.list_sessions():
-            self._adopt(session_id)
-        return len(self.sessions)
-
-    def sync(self) -> int:
-        """See what other replicas wrote to a shared store: reopen the sessions they created
-        or extended (not those busy here); returns how many. Nothing to do on other stores."""
-        if not isinstance(self.store, SharedStore):
-            return 0
-        changed = 0
-        for sid, steps in self.store.step_counts().items():
-            known = self.sessions.get(sid)
-            if sid in self._foreign or sid in self._reserved:
-                continue
-            if known is None:
-                changed += self._adopt(sid)
-            elif known.committed != steps and not known.busy:
-                self._index_from(self._reopen(sid, known.family), known.committed + 1)
-                changed += 1
-        return changed
-
-    def _adopt(self, session_id: str) -> int:
-        record = self.store.load_session(session_id)  # read once: its metadata, then its steps
-        meta = record.meta.get("serve")
-        if not isinstance(meta, dict):
-            self._foreign.add(session_id)
-            return 0
-        self._index_from(self._reopen(session_id, str(meta.get("family", "")), record), 0)
-        return 1
-
-    def in_flight(self) -> int:
-        """Requests holding a session now (busy sessions, and new ones not yet committed)."""
-        return sum(s.busy for s in self.sessions.values()) + len(self._reserved)
+    # -- one request, in one thread (tests, embedding); the proxy runs the parts apart
 
     def begin(self, conv: Conversation, family: str) -> Turn:
-        """Find or branch the session ``conv`` continues; append its new steps (buffered),
-        fold and render the view to send."""
+        """Claim, extend and render in one go (the proxy does these on separate threads)."""
+        claim = self.claim(conv, family)
+        try:
+            if not claim.leader:
+                return claim.growth.ready.result().joined()
+            with claim.session.lock:
+                return self.extend(claim)
+        except BaseException:
+            self.leave(claim.session, claim.growth)
+            raise
+
+    def discard(self, turn: Turn) -> None:
+        """The request failed: nothing of it is written (see :meth:`leave`)."""
+        self.leave(turn.session, turn.growth)
+
+    # -- the parts of a request
+
+    def claim(self, conv: Conversation, family: str) -> Claim:
+        """The session ``conv`` continues (found, branched, or joined: an identical request
+        is in flight), marked busy. On the session thread; nothing of the strategy runs."""
         self.sync()
         if self.ends is not None:
             self.ends.sweep(self.sessions)
+        joined = self._growing.get(conv.chain[-1])
+        if joined is not None and joined.growth is not None and joined.growth.open:
+            joined.growth.members += 1
+            return Claim(joined, joined.growth, False, conv, len(conv.steps))
         k, candidates = self._longest_prefix(conv)
         tip = next((s for s in candidates if s.committed == k and not s.busy), None)
         session = tip or self._branch(conv, family, k, candidates[0] if candidates else None)
-        session.busy = True
-        created = tip is None
-        try:
-            return self._extend(session, conv, created, k)
-        except BaseException:
-            self._release(session, created=created)
-            raise
+        session.growth = growth = Growth(conv.chain[-1], created=tip is None)
+        put_back = not _holds_unwritten(session, conv)
+        session.chain = list(conv.chain)
+        self._growing[growth.end] = session
+        return Claim(session, growth, True, conv, k, put_back)
 
-    def _extend(self, session: Session, conv: Conversation, created: bool, k: int) -> Turn:
+    def extend(self, claim: Claim) -> Turn:
+        """Append the claim's new steps (buffered), observe, fold and render: the leader's
+        turn, which the members that join get too. On a worker, under the session's lock."""
+        session, growth = claim.session, claim.growth
+        try:
+            if claim.put_back:
+                self._put_back(session)
+            turn = self._extend(session, growth, claim.conversation, claim.matched)
+        except BaseException as exc:
+            growth.ready.set_exception(exc)
+            raise
+        growth.ready.set_result(turn)
+        return turn
+
+    def _extend(self, session: Session, growth: Growth, conv: Conversation, k: int) -> Turn:
         for messages in conv.steps[len(session.history) :]:
             step = session.history.append(*messages)
             session.strategy.observe(step, session.history)
-        session.chain = list(conv.chain)
         folds = self._fold(session)
         view = self._render(session)
         history = session.history
         received = history.system_tokens + sum(s.total_tokens for s in history.steps)
-        return Turn(session, created, len(history) - (0 if created else k), folds, view, received)
+        appended = len(history) - (0 if growth.created else k)
+        return Turn(session, growth, growth.created, appended, folds, view, received)
 
     def call_tool(self, turn: Turn, name: str, arguments: str) -> str:
-        """Answer a call of one of the strategy's own tools (an error text, never a raise)."""
+        """Answer a call of one of the strategy's own tools: its answer, or an error text the
+        model reads (never a raise: the arguments come from the model and may be anything).
+        Under the session's lock."""
         strategy = turn.session.strategy
         if not isinstance(strategy, ToolProvider):
             return f"error: the strategy offers no tool {name!r}"
+        parsed = tool_arguments(name, arguments)
+        if isinstance(parsed, str):
+            return parsed
         try:
-            parsed = json.loads(arguments or "{}")
-        except json.JSONDecodeError as exc:
-            return f"error: the arguments of {name} are not valid JSON ({exc})"
-        if not isinstance(parsed, dict):
-            return f"error: the arguments of {name} must be a JSON object"
-        return strategy.call_tool(name, parsed, turn.session.history)
+            return strategy.call_tool(name, parsed, turn.session.history)
+        except Exception as exc:  # the strategy broke its contract on hostile arguments
+            _log.warning("contextfold serve: %s(%s) failed: %r", name, arguments[:80], exc)
+            return f"error: {name} could not use these arguments ({type(exc).__name__})"
 
     def record_call(self, turn: Turn, messages: list[Message], usage: dict[str, int]) -> None:
-        """Keep one upstream call of the turn in the session's call log (buffered)."""
-        session = turn.session
-        call = SentCall(step=len(session.history), messages=messages, usage=usage)
-        session.buffer.record_call(session.id, step=call.step, messages=messages, usage=usage)
-        turn.sent.append(call)
+        """Keep one upstream call of the turn, to write at its commit."""
+        step = len(turn.session.history)  # the call was sent every step of the growth
+        turn.sent.append(SentCall(step=step, messages=messages, usage=usage))
 
     def commit(self, turn: Turn) -> None:
-        """The request succeeded: write its steps, folds and calls; index the new prefixes."""
-        session = turn.session
+        """A request succeeded: write its growth's steps and folds (unless another member
+        did), then its own calls; index the new prefixes. On the session thread. A failure
+        leaves the turn to :meth:`discard`."""
+        session, growth = turn.session, turn.growth
         try:
-            session.buffer.commit()
+            if not growth.written:
+                self._write_growth(turn)
+            for call in turn.sent:
+                self.store.record_call(
+                    growth.home, step=call.step, messages=call.messages, usage=call.usage
+                )
         except StoreConflictError:
             if not isinstance(self.store, SharedStore):
                 raise
             self._move_to_branch(turn)
-            return
-        self._reserved.discard(session.id)
-        start = 0 if turn.created else session.committed + 1
-        session.committed = len(session.history)
-        self.sessions[session.id] = session
         if self.ends is not None:
-            self.ends.used(session.id)
+            self.ends.used(growth.home)
+        self._leave_member(session, growth)
+
+    def _write_growth(self, turn: Turn) -> None:
+        session, growth = turn.session, turn.growth
+        try:
+            session.buffer.commit()
+        except BaseException:
+            session.stale = True  # some writes may have landed: reread it when released
+            raise
+        growth.written, growth.home = True, session.id
+        self._reserved.discard(session.id)
+        start = 0 if growth.created else session.committed + 1
+        session.committed, session.folds = len(session.history), len(session.history.folds)
+        self.sessions[session.id] = session
         self._index_from(session, start)
-        session.busy = False
 
     def _move_to_branch(self, turn: Turn) -> None:
         """Another replica claimed the session (or the new session's id) first, or extended
         the session before this turn's call records were written: write the turn as a new
         branch holding the whole conversation and its calls, and reopen both from the store.
         Steps of the turn already written to the session stay there (each at its right index)."""
-        session = turn.session
+        session, growth = turn.session, turn.growth
         self._reserved.discard(session.id)
-        parent = None if turn.created else self._reopen(session.id, session.family)
+        parent = None if growth.created else self._reopen(session.id, session.family)
         meta = (  # a new session keeps its own meta (it may be a branch already)
             dict(session.history.meta)
             if parent is None
@@ -238,71 +230,47 @@ class SessionManager:
         new_id = write_branch(
             self.store, session.history, meta, turn.sent, lambda: self._new_id(session.family)
         )
+        if not growth.written:  # the members still in flight write their calls there
+            growth.written, growth.home = True, new_id
         self._index_from(self._reopen(new_id, session.family), 0)
         if parent is not None:
             self._index_from(parent, session.committed + 1)
 
-    def discard(self, turn: Turn) -> None:
-        """The request failed: forget its writes and rebuild the session as stored."""
-        self._release(turn.session, created=turn.created)
+    def leave(self, session: Session, growth: Growth) -> None:
+        """A member of ``growth`` failed, or its client hung up; the last one to leave
+        releases the session, keeping what the growth appended unwritten (see the module's
+        docstring). On the session thread, after the growth's leader has extended (or failed
+        to)."""
+        self._leave_member(session, growth)
 
-    def _release(self, session: Session, *, created: bool) -> None:
-        session.buffer.discard()
-        session.busy = False
-        self._reserved.discard(session.id)
-        if not created:
-            self.sessions[session.id] = self._reopen(session.id, session.family)
+    def _put_back(self, session: Session) -> None:
+        """The session as stored, from memory: steps a failed request left unwritten are
+        dropped (the request about to extend it does not hold them). Under its lock."""
+        try:
+            rebuild(session, self.make_strategy, self.counter)
+        except BaseException:  # the strategy failed on its own steps: read it back instead
+            session.stale = True
+            raise
 
-    # -- matching and branching
+    def release(self, session: Session) -> None:
+        """Free a session no request holds any more. On the session thread."""
+        growth, session.growth = session.growth, None
+        if growth is not None:
+            self._drop_growing(session, growth)
+            if not growth.written:
+                self._reserved.discard(session.id)
+        if self.sessions.get(session.id) is session and session.stale:  # reread it
+            self._index_from(self._reopen(session.id, session.family), session.committed + 1)
 
-    def _longest_prefix(self, conv: Conversation) -> tuple[int, list[Session]]:
-        for k in range(len(conv.chain) - 1, -1, -1):
-            found = self._index.get(conv.chain[k])
-            if found:
-                return k, [self.sessions[sid] for sid, _ in found]
-        return -1, []
+    def _leave_member(self, session: Session, growth: Growth) -> None:
+        growth.members -= 1
+        if growth.members == 0:
+            growth.open = False
+            self.release(session)
 
-    def _branch(self, conv: Conversation, family: str, k: int, parent: Session | None) -> Session:
-        """A new session holding the first ``k`` steps of ``conv`` (a copy of ``parent``'s)."""
-        forked = parent is not None and k > 0
-        meta = branch_meta(family, parent.id if forked and parent else None, k)
-        session_id = self._new_id(family)
-        self._reserved.add(session_id)
-        buffer = BufferedStore(self.store)
-        history = History(
-            conv.system, counter=self.counter, store=buffer, session_id=session_id, meta=meta
-        )
-        return Session(session_id, family, history, self.make_strategy(), buffer, [], 0)
-
-    def _new_id(self, family: str) -> str:
-        if not family:
-            return f"px-{uuid.uuid4().hex[:16]}"
-        taken = set(self.sessions) | self._reserved | set(self.store.list_sessions())
-        n, candidate = 1, family
-        while candidate in taken:
-            n += 1
-            candidate = f"{family}~{n}"
-        return candidate
-
-    def _reopen(self, session_id: str, family: str, record: SessionRecord | None = None) -> Session:
-        buffer = BufferedStore(self.store)
-        if record is None:
-            record = self.store.load_session(session_id)
-        history = History.from_record(buffer, record, counter=self.counter)
-        strategy = self.make_strategy()
-        for step in history.steps:
-            strategy.observe(step, history)
-        steps = [s.messages for s in history.steps]
-        chain = chain_hashes(family, history.system, steps)
-        session = Session(session_id, family, history, strategy, buffer, chain, len(history))
-        self.sessions[session_id] = session
-        if self.ends is not None:
-            self.ends.seen(session_id)
-        return session
-
-    def _index_from(self, session: Session, start: int) -> None:
-        for k in range(start, session.committed + 1):
-            self._index.setdefault(session.chain[k], []).append((session.id, k))
+    def _drop_growing(self, session: Session, growth: Growth) -> None:
+        if self._growing.get(growth.end) is session:
+            del self._growing[growth.end]
 
     # -- the view
 
@@ -318,3 +286,12 @@ class SessionManager:
         except ContextBudgetError as exc:
             raise ApiError(400, str(exc), param="messages", code="context_length_exceeded") from exc
         return rendered.view
+
+
+def _holds_unwritten(session: Session, conv: Conversation) -> bool:
+    """Whether ``conv`` holds every step ``session`` has (written or not): compared by the
+    hash of the whole history, which ``session.chain`` still holds for unwritten steps."""
+    held = len(session.history)
+    if held == session.committed:
+        return True
+    return held < len(conv.chain) and conv.chain[held] == session.chain[held]

@@ -11,10 +11,15 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Accumulator", "ClientStream", "sse"]
+from contextfold.serve.errors import UpstreamError
+from contextfold.serve.replies import check_chunk, check_message
+from contextfold.serve.upstream import ChunkStream
+
+__all__ = ["Accumulator", "ClientStream", "Primed", "sse"]
 
 
 def sse(data: dict[str, Any] | str) -> bytes:
@@ -32,8 +37,10 @@ class _Call:
 
 @dataclass(slots=True)
 class Accumulator:
-    """One round's streamed reply, put back together."""
+    """One round's streamed reply from the upstream named ``where``, put back together; each
+    chunk checked as it comes (a malformed one is an UpstreamError)."""
 
+    where: str
     content: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: dict[int, _Call] = field(default_factory=dict)
@@ -42,11 +49,12 @@ class Accumulator:
 
     def add(self, chunk: dict[str, Any]) -> dict[str, str]:
         """Take one chunk; returns the text deltas to forward now (may be empty)."""
+        check_chunk(chunk, self.where)
         if isinstance(chunk.get("usage"), dict):
             self.usage = chunk["usage"]
         out: dict[str, str] = {}
         for choice in chunk.get("choices") or ():
-            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+            if choice.get("index", 0) != 0:
                 continue
             self.finish_reason = choice.get("finish_reason") or self.finish_reason
             delta = choice.get("delta") or {}
@@ -63,7 +71,7 @@ class Accumulator:
         return out
 
     def _call_delta(self, raw: dict[str, Any]) -> None:
-        call = self.calls.setdefault(int(raw.get("index", len(self.calls))), _Call())
+        call = self.calls.setdefault(raw.get("index", len(self.calls)), _Call())
         call.id = raw.get("id") or call.id
         fn = raw.get("function") or {}
         call.name = fn.get("name") or call.name
@@ -71,7 +79,12 @@ class Accumulator:
             call.arguments.append(fn["arguments"])
 
     def message(self) -> dict[str, Any]:
-        """The round's assistant message, in OpenAI form."""
+        """The round's assistant message, in OpenAI form (a 502 when the stream ended without
+        a finish_reason, or left a tool call without a name)."""
+        if self.finish_reason is None:
+            raise UpstreamError(
+                502, f"upstream {self.where} ended its stream without a finish_reason"
+            )
         out: dict[str, Any] = {"role": "assistant", "content": "".join(self.content) or None}
         if self.reasoning:
             out["reasoning_content"] = "".join(self.reasoning)
@@ -85,7 +98,43 @@ class Accumulator:
                 }
                 for c in calls
             ]
-        return out
+        return check_message(out, self.where, "streamed message")
+
+
+class Primed:
+    """An upstream stream whose first chunk is read (and checked) when it opens, so a stream
+    that fails before any chunk fails before the client gets a status (a 502)."""
+
+    def __init__(self, stream: ChunkStream, chunks: AsyncIterator[dict[str, Any]]) -> None:
+        self._stream = stream
+        self._chunks = chunks
+        self._first: dict[str, Any] | None = None
+
+    @classmethod
+    async def open(cls, stream: ChunkStream, where: str) -> Primed:
+        primed = cls(stream, aiter(stream))
+        try:
+            primed._first = await anext(primed._chunks)
+            check_chunk(primed._first, where)
+        except StopAsyncIteration:
+            await stream.aclose()
+            raise UpstreamError(
+                502, f"upstream {where} ended its stream before any chunk"
+            ) from None
+        except BaseException:
+            await stream.aclose()
+            raise
+        return primed
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        if self._first is not None:
+            first, self._first = self._first, None
+            yield first
+        async for chunk in self._chunks:
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
 
 
 class ClientStream:

@@ -71,7 +71,11 @@ def restore_text(arguments: Mapping[str, Any], history: History) -> tuple[str, i
 
 def _lines(text: str, step: int, spec: object) -> tuple[str, int | None]:
     """Lines ``spec`` (``"a-b"`` or ``"a"``, from 1) of ``step``'s ``text``."""
-    found = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", spec) if isinstance(spec, str) else None
+    found = (
+        re.fullmatch(r"\s*([0-9]{1,9})\s*(?:-\s*([0-9]{1,9})\s*)?", spec)
+        if isinstance(spec, str)
+        else None
+    )
     if found is None:
         return f"error: lines must read like '12-40' or '12', got {spec!r}", None
     every = text.splitlines()
@@ -84,8 +88,8 @@ def _lines(text: str, step: int, spec: object) -> tuple[str, int | None]:
 
 def _step_text(arguments: Mapping[str, Any], history: History) -> tuple[str, int | None]:
     step = arguments.get("step")
-    if isinstance(step, str) and step.strip().isdigit():
-        step = int(step)
+    if isinstance(step, str) and re.fullmatch(r"[0-9]{1,9}", step.strip()):
+        step = int(step)  # ASCII digits only: "²" passes isdigit() and int() refuses it
     if not isinstance(step, int) or isinstance(step, bool):
         return "error: restore needs an integer 'step', e.g. restore(step=12)", None
     if not 0 <= step < len(history):

@@ -12,8 +12,10 @@ appended (messages, token counts, hashes, index). Metadata and usage are stored 
 must be JSON-serializable and come back as JSON values (a tuple comes back as a list);
 :class:`MemoryStore` applies the same round trip so the two stores behave alike.
 
-:class:`SQLiteStore` durability: the database runs in WAL mode; each append is one
-``BEGIN IMMEDIATE`` transaction that checks the index is next and writes the step. With
+:class:`SQLiteStore` creates its file owner-only (0600; SQLite gives the ``-wal`` and ``-shm``
+files the same mode: they hold conversation text too). Durability: the database runs in WAL
+mode; each append is one ``BEGIN IMMEDIATE`` transaction that checks the index is next and
+writes the step. With
 ``synchronous="FULL"`` (the default) the WAL is fsynced at every commit, so an append that has
 returned survives a process kill and a power loss; ``"NORMAL"`` survives a process kill but may
 lose the latest commits on power loss, and is faster.
@@ -43,7 +45,7 @@ rows either database reads back; :mod:`.opening` the choice; :mod:`.temp_postgre
 throwaway PostgreSQL server for the tests and the store benchmark.
 """
 
-from contextfold.core.store._sqlite_open import APPLICATION_ID, SCHEMA_VERSION
+from contextfold.core.store._sqlite_open import APPLICATION_ID, SCHEMA_VERSION, create_private
 from contextfold.core.store.memory import MemoryStore
 from contextfold.core.store.opening import display_store, is_postgres_url, open_store
 from contextfold.core.store.postgres import PostgresStore
@@ -55,6 +57,7 @@ __all__ = [
     "MemoryStore",
     "PostgresStore",
     "SQLiteStore",
+    "create_private",
     "display_store",
     "is_postgres_url",
     "open_store",

@@ -64,7 +64,19 @@ def check_openable(path: Path) -> None:
         )
 
 
+def create_private(path: Path) -> None:
+    """Create ``path`` readable and writable by its owner only (0600) unless it exists; SQLite
+    gives the ``-wal`` and ``-shm`` files it makes beside it the same mode."""
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot create store {path}: {exc.strerror}") from exc
+
+
 def connect(path: Path, synchronous: str, timeout: float) -> sqlite3.Connection:
+    create_private(path)
     try:
         conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
     except sqlite3.Error as exc:

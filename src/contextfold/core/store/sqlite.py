@@ -166,6 +166,17 @@ class SQLiteStore(Connected):
         decoder = Decoder(self.path)
         return [decoder.decode_call(row, session_id) for row in rows]
 
+    def verify(self) -> None:
+        """Raise :class:`StoreError` when SQLite finds the file damaged (``PRAGMA
+        quick_check``: every page and index, not the JSON inside the rows)."""
+        try:
+            rows = self._db().execute("PRAGMA quick_check").fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path} is corrupt: {exc}; restore a copy") from exc
+        if rows != [("ok",)]:
+            problem = str(rows[0][0]).replace("\n", " ")
+            raise StoreError(f"{self.path} is corrupt: SQLite finds {problem}; restore a copy")
+
     # -- connection and transactions
 
     def _db(self) -> sqlite3.Connection:

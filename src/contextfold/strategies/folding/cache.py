@@ -24,6 +24,7 @@ from typing import Any
 
 from contextfold.core.errors import StoreError
 from contextfold.core.messages import Message, to_openai
+from contextfold.core.store import create_private
 
 __all__ = ["KEY_VERSION", "CachedReply", "FoldCache", "default_cache_path"]
 
@@ -64,6 +65,7 @@ class FoldCache:
         self.path = Path(path) if path is not None else default_cache_path()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            create_private(self.path)  # folder replies hold conversation text
             self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute(_SCHEMA)

@@ -5,7 +5,8 @@ lines: ``PROGRESS: <what this step achieved>`` and ``STALE: <step numbers no lon
 (numbers and ranges, e.g. ``3, 5-7``; ``none`` or empty for nothing). A marker counts only in
 the block of marker lines that ends the reply (blank lines between them allowed): one quoted
 earlier in the reply (inside a heredoc, a quoted tool output) is text, not a marker. A missing
-line folds nothing; a malformed ``STALE`` line folds nothing and is counted.
+line folds nothing; a malformed ``STALE`` line folds nothing and is counted; a line of more
+than :data:`MAX_STALE_ITEMS` numbers and ranges folds the first ones only.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["INSTRUCTIONS", "Markers", "parse_markers"]
+__all__ = ["INSTRUCTIONS", "MAX_STALE_ITEMS", "Markers", "parse_markers"]
 
 INSTRUCTIONS = (
     "[Context note from the runtime, not from the user] Tool outputs from here on are "
@@ -24,11 +25,13 @@ INSTRUCTIONS = (
 )
 """Shown from refold's first advance on, as a note before the first step it changes."""
 
-_PROGRESS = re.compile(r"^\s*PROGRESS:\s*(.+?)\s*$", re.MULTILINE)
-_STALE = re.compile(r"^\s*STALE:[ \t]*(.*?)\s*$", re.MULTILINE)
-_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
+_ITEM = re.compile(r"([0-9]{1,9})(?:-([0-9]{1,9}))?")
+_SEPARATORS = re.compile(r"[,;\s]+")
 _NONE = {"", "none", "n/a", "-", "nothing"}
 _MAX_RANGE = 1000
+MAX_STALE_ITEMS = 64
+"""Numbers and ranges read from one STALE line; the rest are ignored (and counted), so a
+hostile line folds at most 64 x 1,001 steps and costs work linear in its length."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,47 +40,66 @@ class Markers:
     stale: frozenset[int]
     malformed: bool
     """A STALE line was present but could not be read (nothing is folded from it)."""
+    ignored: int = 0
+    """Items of the STALE line past the first :data:`MAX_STALE_ITEMS`, not read."""
 
 
 def parse_markers(text: str | None) -> Markers:
-    """Read the markers from an assistant reply's text; the last occurrence of each wins."""
-    text = _final_lines(text)
-    if not text:
-        return Markers(None, frozenset(), False)
-    progress = _PROGRESS.findall(text)
-    stale_lines = _STALE.findall(text)
-    if not stale_lines:
-        return Markers(progress[-1] if progress else None, frozenset(), False)
-    stale = _parse_stale(stale_lines[-1])
-    return Markers(
-        progress[-1] if progress else None,
-        stale if stale is not None else frozenset(),
-        stale is None,
-    )
+    """Read the markers from an assistant reply's text; the last occurrence of each wins.
+
+    Line by line with string methods (no pattern that backtracks across lines or runs of
+    spaces), so the work is linear in the text."""
+    progress: str | None = None
+    stale: str | None = None
+    for kind, value in _final_markers(text or ""):
+        if kind == "PROGRESS":
+            progress = value
+        else:
+            stale = value
+    if stale is None:
+        return Markers(progress, frozenset(), False)
+    steps, ignored = _parse_stale(stale)
+    return Markers(progress, steps or frozenset(), steps is None, ignored)
 
 
-def _final_lines(text: str | None) -> str:
-    """The marker lines that end ``text`` (blank lines between them allowed)."""
-    tail: list[str] = []
-    for line in reversed((text or "").splitlines()):
-        if line.strip() and not (_PROGRESS.match(line) or _STALE.match(line)):
-            break
-        tail.append(line)
-    return "\n".join(reversed(tail))
+def _final_markers(text: str) -> list[tuple[str, str]]:
+    """The markers of the lines that end ``text`` (blank lines between them allowed), in
+    order."""
+    found: list[tuple[str, str]] = []
+    for line in reversed(text.splitlines()):
+        marker = _marker(line)
+        if marker is None:
+            if line.strip():
+                break
+            continue
+        found.append(marker)
+    return found[::-1]
 
 
-def _parse_stale(value: str) -> frozenset[int] | None:
+def _marker(line: str) -> tuple[str, str] | None:
+    stripped = line.strip()
+    if stripped.startswith("STALE:"):
+        return "STALE", stripped[6:].strip()
+    if stripped.startswith("PROGRESS:") and stripped[9:].strip():
+        return "PROGRESS", stripped[9:].strip()
+    return None
+
+
+def _parse_stale(value: str) -> tuple[frozenset[int] | None, int]:
+    """The steps a STALE value names (None when malformed) and how many items were ignored."""
+    value = value.strip("[]().")
     if value.strip().lower() in _NONE:
-        return frozenset()
+        return frozenset(), 0
+    joined = "-".join(part.strip() for part in value.split("-"))  # "3 - 5" reads as "3-5"
+    items = [item for item in _SEPARATORS.split(joined) if item]
     steps: set[int] = set()
-    normalized = re.sub(r"\s*-\s*", "-", value.strip().strip("[]().")).replace(";", ",")
-    for item in re.split(r"[,\s]+", normalized):
-        match = _ITEM.match(item)
+    for item in items[:MAX_STALE_ITEMS]:
+        match = _ITEM.fullmatch(item)
         if match is None:
-            return None
+            return None, 0
         lo = int(match.group(1))
         hi = int(match.group(2) or lo)
         if hi < lo or hi - lo > _MAX_RANGE:
-            return None
+            return None, 0
         steps.update(range(lo, hi + 1))
-    return frozenset(steps)
+    return frozenset(steps), max(0, len(items) - MAX_STALE_ITEMS)

@@ -1,0 +1,79 @@
+"""The proxy's routes, and the shape each answers errors in.
+
+Every API the proxy speaks is a list of :class:`Endpoint` s (a method, a path, a handler and
+the shape of that API's error bodies), so another protocol plugs in as more endpoints with a
+shape of its own. :class:`Routes` builds the Starlette routes and answers what no endpoint
+serves: a wrong method on a served path gets that path's API shape and an ``Allow`` header;
+any other path a JSON 404 listing every route served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from contextfold.serve.errors import ApiError
+
+__all__ = ["Endpoint", "ErrorShape", "Handler", "Routes", "openai_error"]
+
+Handler = Callable[[Request], Awaitable[Response]]
+ErrorShape = Callable[[ApiError], dict[str, Any]]
+"""The body an API answers an error with."""
+
+
+def openai_error(exc: ApiError) -> dict[str, Any]:
+    """OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``."""
+    return exc.body()
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """One route: ``method`` and ``path``, its handler, and how its API answers errors."""
+
+    method: str
+    path: str
+    handler: Handler
+    errors: ErrorShape = openai_error
+    token: bool = True
+    """Whether the route needs the proxy token (``/health`` does not)."""
+    counted: bool = False
+    """Whether ``requests_total`` counts its answers (the model APIs' routes)."""
+
+
+class Routes:
+    """The endpoints of every API served, and the answers for what none of them serves."""
+
+    def __init__(self, endpoints: Sequence[Endpoint]) -> None:
+        self.endpoints = list(endpoints)
+
+    def listing(self) -> list[str]:
+        """``METHOD /path`` of every route served."""
+        return [f"{e.method} {e.path}" for e in self.endpoints]
+
+    def shape(self, path: str) -> ErrorShape:
+        """The error shape of the API serving ``path`` (OpenAI's for a path none serves)."""
+        return next((e.errors for e in self.endpoints if e.path == path), openai_error)
+
+    def starlette_routes(self, wrap: Callable[[Endpoint], Handler]) -> list[Route]:
+        return [Route(e.path, wrap(e), methods=[e.method]) for e in self.endpoints]
+
+    def error(self, path: str, exc: ApiError, **headers: str) -> Response:
+        body = self.shape(path)(exc)
+        return JSONResponse(body, status_code=exc.status, headers=headers or None)
+
+    async def not_found(self, request: Request, _: Exception) -> Response:
+        path, method = request.url.path, request.method
+        allowed = [e.method for e in self.endpoints if e.path == path]
+        if allowed:
+            exc = ApiError(
+                405, f"{method} {path} is not served; this path takes {', '.join(allowed)}"
+            )
+            return self.error(path, exc, allow=", ".join(allowed))
+        routes = self.listing()
+        exc = ApiError(404, f"no route {method} {path}; this proxy serves: {', '.join(routes)}")
+        return JSONResponse({**openai_error(exc), "routes": routes}, status_code=404)

@@ -1,0 +1,148 @@
+"""What the proxy holds of a session, and of the requests in flight on it.
+
+A :class:`Session` is one stored conversation branch: its history (written through a
+:class:`~contextfold.serve.buffered.BufferedStore`), the strategy rendering it, the hash chain
+of its steps, and how much of it is in the store. While requests use it, it has a
+:class:`Growth`: the steps one request appended for them all (buffered until one succeeds)
+and the view they all send, so identical concurrent requests share one extension instead of
+each storing its own copy. Each request's own part is a :class:`Turn`: the view, and the
+upstream calls it made.
+
+One writer per session: only the request that claimed a session (its growth's leader)
+appends, observes, folds and renders, under the session's lock, on a worker thread; the
+members that joined it call the strategy's tools under the same lock.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextfold.core.history import History
+from contextfold.core.protocols import SessionRecord, Strategy, ToolProvider
+from contextfold.core.tokens import TokenCounter
+from contextfold.core.view import View
+from contextfold.serve.buffered import BufferedStore
+from contextfold.serve.replicas import SentCall
+
+__all__ = ["Growth", "Session", "Turn", "rebuild", "tool_arguments"]
+
+_MAX_ARGUMENTS = 64 * 1024
+"""Characters of a strategy tool call's arguments read at most."""
+
+
+@dataclass(slots=True)
+class Growth:
+    """The requests in flight on one session, sending the same conversation."""
+
+    end: str
+    """The hash of the whole conversation they send (what an identical request matches)."""
+    created: bool
+    """Whether the session is new (nothing of it stored yet)."""
+    members: int = 1
+    ready: Future[Turn] = field(default_factory=Future)
+    """The leader's turn once it has extended the session and rendered the view."""
+    written: bool = False
+    """Whether one member succeeded and wrote the growth's steps (to :attr:`home`)."""
+    home: str = ""
+    """The session its steps were written to (another, when a race moved them to a branch)."""
+    open: bool = True
+    """Whether identical requests may still join (not once every member has left)."""
+
+
+@dataclass(slots=True)
+class Session:
+    """One stored conversation branch and the strategy rendering it."""
+
+    id: str
+    family: str
+    history: History
+    strategy: Strategy
+    buffer: BufferedStore
+    chain: list[str]
+    committed: int
+    """Steps written to the store (the rest belong to the requests in flight, or were left
+    unwritten by a failed one)."""
+    folds: int = 0
+    """Fold records written to the store."""
+    growth: Growth | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    stale: bool = False
+    """A commit failed midway: the store may hold more than :attr:`committed` (reload it)."""
+
+    @property
+    def busy(self) -> bool:
+        return self.growth is not None
+
+
+@dataclass(slots=True)
+class Turn:
+    """One request's part of a growth, from the view it sends to commit or discard."""
+
+    session: Session
+    growth: Growth
+    created: bool
+    appended: int
+    folds: int
+    view: View
+    received_tokens: int
+    sent: list[SentCall] = field(default_factory=list)
+    """The upstream calls of this turn (written at commit; again if moved to a branch)."""
+
+    @property
+    def calls(self) -> int:
+        return len(self.sent)
+
+    @property
+    def own_tools(self) -> list[dict[str, Any]]:
+        strategy = self.session.strategy
+        return strategy.tools() if isinstance(strategy, ToolProvider) else []
+
+    def joined(self) -> Turn:
+        """The turn of a request that joined this one's growth: the same view, no steps of
+        its own, calls of its own."""
+        return Turn(self.session, self.growth, False, 0, 0, self.view, self.received_tokens)
+
+
+def rebuild(session: Session, make_strategy: Callable[[], Strategy], counter: TokenCounter) -> None:
+    """Put ``session`` back as it is stored, from what it holds in memory (its steps and fold
+    records up to what was written, the chain of hashes of those steps): a new history and
+    strategy that observed them again, no store read, nothing counted or hashed again."""
+    history = session.history
+    record = SessionRecord(
+        session.id,
+        history.system,
+        history.counter.name,
+        list(history.steps[: session.committed]),
+        history.meta,
+        list(history.folds[: session.folds]),
+    )
+    session.buffer.discard()
+    rebuilt = History.from_record(session.buffer, record, counter=counter)
+    strategy = make_strategy()
+    for step in rebuilt.steps:
+        strategy.observe(step, rebuilt)
+    session.history, session.strategy = rebuilt, strategy
+
+
+def tool_arguments(name: str, arguments: str) -> dict[str, Any] | str:
+    """The arguments of a call as an object, or the error text to answer it with."""
+    if len(arguments) > _MAX_ARGUMENTS:
+        return f"error: the arguments of {name} are over {_MAX_ARGUMENTS:,} characters"
+    try:
+        parsed = json.loads(arguments or "{}", parse_constant=_no_constant)
+    except RecursionError:
+        return f"error: the arguments of {name} are nested too deeply"
+    except ValueError as exc:  # not JSON, a constant, an integer past int()'s digits
+        return f"error: the arguments of {name} are not valid JSON ({exc})"
+    if not isinstance(parsed, dict):
+        return f"error: the arguments of {name} must be a JSON object"
+    return parsed
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
