@@ -65,9 +65,9 @@ def test_the_model_is_sent_the_view_and_the_agent_keeps_the_history_whole() -> N
 
 
 def test_the_async_agent_takes_the_same_path() -> None:
-    seen: list[Prepared] = []
+    seen: list[tuple[str | None, Prepared]] = []
     middleware = ContextFoldMiddleware(
-        "refold", budget=BUDGET, on_prepare=lambda _, p: seen.append(p)
+        "refold", budget=BUDGET, on_prepare=lambda thread, p: seen.append((thread, p))
     )
     with ScriptedServer(agent_reply) as server:
         agent = _agent(server, middleware)
@@ -75,7 +75,8 @@ def test_the_async_agent_takes_the_same_path() -> None:
         config = {"configurable": {"thread_id": "a"}}
         state = asyncio.run(agent.ainvoke(messages, config=config))
     assert state["messages"][-1].content == final_answer()
-    assert_the_view_was_sent(sent(server.requests), seen[-1])
+    assert_the_view_was_sent(sent(server.requests), seen[-1][1])
+    assert {thread for thread, _ in seen} == {"a"}  # the thread id reaches the worker thread
 
 
 def test_each_thread_is_a_conversation_of_its_own_kept_under_its_id() -> None:
