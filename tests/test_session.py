@@ -152,6 +152,15 @@ def test_hostile_restore_arguments_are_an_error_text(arguments: dict[str, Any]) 
     assert answer is not None and answer.startswith("error:")
 
 
+def test_own_tools_are_the_strategys_before_any_call_and_a_copy() -> None:
+    session = Session("recall")
+    tools = session.own_tools
+    assert [t["function"]["name"] for t in tools] == ["recall"]
+    tools[0]["function"]["name"] = "changed"
+    assert session.own_tools[0]["function"]["name"] == "recall"
+    assert Session("full").own_tools == []
+
+
 def test_a_store_keeps_the_session_and_open_resumes_it(tmp_path: Path) -> None:
     with SQLiteStore(tmp_path / "s.db") as store:
         first = Session("refold", budget=5000, store=store, session_id="run-1")

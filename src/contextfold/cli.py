@@ -23,6 +23,7 @@ from contextfold.commands.inspect import inspect
 from contextfold.commands.live import run
 from contextfold.commands.replay import replay
 from contextfold.commands.serve import serve
+from contextfold.commands.strategies import strategies
 from contextfold.core.errors import ContextFoldError
 
 
@@ -44,6 +45,7 @@ app.command()(demo)
 app.command()(run)
 app.command()(serve)
 app.command()(inspect)
+app.command()(strategies)
 
 
 @app.command()
@@ -113,15 +115,6 @@ def _register_bench() -> None:
 
 
 _register_bench()
-
-
-@app.command()
-def strategies() -> None:
-    """List the strategies that can be named by a short name."""
-    from contextfold.strategies.registry import STRATEGIES
-
-    for name, path in STRATEGIES.items():
-        console.print(f"[bold]{name}[/bold]  {path}")
 
 
 @app.command()

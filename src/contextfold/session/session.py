@@ -20,6 +20,7 @@ writes ``session.call_tool(name, args) or run_my_tool(name, args)``.
 
 from __future__ import annotations
 
+import copy
 import json
 import uuid
 from collections.abc import Mapping, Sequence
@@ -189,6 +190,13 @@ class Session:
         if not self._ended and isinstance(self.strategy, Learning):
             self.strategy.end(self._history_or_empty())
         self._ended = True
+
+    @property
+    def own_tools(self) -> list[dict[str, Any]]:
+        """The schemas of the strategy's own tools (``restore``, ``recall``), which
+        :meth:`call_tool` answers: what :meth:`prepare` adds to the caller's tools, for a
+        framework's adapter to register before the first call."""
+        return copy.deepcopy(self._own)
 
     @property
     def history(self) -> History | None:

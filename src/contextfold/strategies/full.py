@@ -16,8 +16,10 @@ class FullConfig(StrategyConfig):
 
 
 class FullStrategy:
-    """Sends the whole history. Rendering is incremental: each step is added to the cached
-    view once, so a render costs one tuple copy, not a walk over the history."""
+    """Sends the whole history, verbatim (the baseline).
+
+    Rendering is incremental: each step is added to the cached view once, so a render costs
+    one tuple copy, not a walk over the history."""
 
     Config = FullConfig
 

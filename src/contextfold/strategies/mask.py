@@ -33,11 +33,17 @@ __all__ = ["MaskConfig", "MaskStrategy"]
 class MaskConfig(StrategyConfig):
     type: Literal["mask"] = "mask"
     keep: int = Field(10, ge=0, description="Steps whose observations stay in full (N).")
-    placeholder: str = "[output of step {step} omitted]"
-    reversible: bool = False
+    placeholder: str = Field(
+        "[output of step {step} omitted]", description="What a masked output becomes."
+    )
+    reversible: bool = Field(
+        False, description="Placeholders name restore(step=N), and restore is offered."
+    )
 
 
 class MaskStrategy(TransformStrategy):
+    """Replaces the tool outputs of all but the last ``keep`` steps with a placeholder."""
+
     Config = MaskConfig
 
     def __init__(self, config: MaskConfig | None = None) -> None:

@@ -154,7 +154,9 @@ def _map_bodies(text: str, prune: Callable[[str, bool], str | None]) -> str | No
 
 
 class PruneStrategy(TransformStrategy):
-    """Filters file-read and search output by the rules in the module docstring."""
+    """Filters file-read and search output by fixed rules (blank, comment, license lines).
+
+    The rules are in the module docstring."""
 
     Config = PruneConfig
 

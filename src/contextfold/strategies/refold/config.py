@@ -19,7 +19,11 @@ class RefoldConfig(StrategyConfig):
     window: int = Field(
         1, ge=1, description="Most recent steps with tool outputs always shown in full."
     )
-    advance: Literal["fixed", "cost"] = "cost"
+    advance: Literal["fixed", "cost"] = Field(
+        "cost",
+        description="When the boundary advances: whenever it may (fixed), or when the saving "
+        "pays for rewriting the cache and the restores it may cost (cost).",
+    )
     prices: str = Field("default", description="Price table the cost rule uses.")
     horizon: int | None = Field(
         None,
@@ -27,11 +31,11 @@ class RefoldConfig(StrategyConfig):
         description="Calls the cost rule expects at least after an advance; unset: as many as "
         "the session has made so far (see refold.cost).",
     )
-    fold: bool = True
-    supersede: bool = True
+    fold: bool = Field(True, description="Steps the agent marks STALE fold into one-line notes.")
+    supersede: bool = Field(True, description="Outputs of a call run again later become stubs.")
     mask: bool = Field(True, description="Settled outputs become restorable stubs.")
-    dedup: bool = True
-    spans: bool = True
+    dedup: bool = Field(True, description="An output repeating an earlier one becomes a stub.")
+    spans: bool = Field(True, description="Runs of lines repeating earlier output become stubs.")
     min_run: int = Field(8, ge=2, description="Shortest run of repeated lines to dedup.")
     cut: int = Field(
         250,

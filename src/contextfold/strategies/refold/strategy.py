@@ -69,7 +69,9 @@ _EARLY_RETRY = 8
 
 
 class RefoldStrategy:
-    """Chunked, reversible rendering; also a chain member (``apply``) and a tool provider."""
+    """Cache-aware stubs, folds and dedup of settled outputs; every removal restorable.
+
+    Chunked, reversible rendering; also a chain member (``apply``) and a tool provider."""
 
     Config = RefoldConfig
 

@@ -1,0 +1,108 @@
+"""``contextfold strategies``: each strategy, what it does, whether it needs a folder model,
+whether it is reversible, and its options with their defaults; one strategy's options in
+full; ``--json`` for programs. Everything comes from the registry and each strategy's
+config (:mod:`contextfold.strategies.catalog`)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from contextfold.commands.common import console, fail
+from contextfold.core.errors import ContextFoldError
+
+__all__ = ["catalog_table", "options_table", "strategies"]
+
+if TYPE_CHECKING:  # the catalog builds every strategy: imported when the command runs
+    from contextfold.strategies.catalog import StrategyInfo
+
+
+def strategies(
+    spec: Annotated[
+        str | None,
+        typer.Argument(
+            help="One strategy, as a spec ('refold', 'mask reversible=true'): its options "
+            "in full, with the values the spec gives them."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout, not a table.")] = False,
+) -> None:
+    """List the strategies: what each does, whether it needs a folder model, whether what it
+    leaves out can be restored, and its options with their defaults."""
+    from contextfold.strategies.catalog import catalog, describe
+
+    try:
+        infos = catalog() if spec is None else [describe(spec)]
+    except ContextFoldError as exc:
+        fail(str(exc))
+    if as_json:
+        data: Any = [i.to_json() for i in infos] if spec is None else infos[0].to_json()
+        console.out(json.dumps(data, indent=2), highlight=False)
+    elif spec is None:
+        console.print(catalog_table(infos))
+        console.print("`contextfold strategies NAME` describes each option.", markup=False)
+    else:
+        console.print(options_table(infos[0]))
+
+
+def catalog_table(infos: list[StrategyInfo]) -> Table:
+    """One row per strategy: its folder need, reversibility, description and options."""
+    table = Table(title="strategies", show_lines=True, expand=False)
+    table.add_column("strategy", style="bold", no_wrap=True)
+    table.add_column("folder", no_wrap=True)
+    table.add_column("reversible", no_wrap=True)
+    table.add_column("what it does; options (defaults)", overflow="fold")
+    for info in infos:
+        options = " ".join(f"{o.name}={_value(o.default)}" for o in info.options)
+        text = escape(info.description) + (f"\n[dim]{escape(options)}[/dim]" if options else "")
+        table.add_row(escape(info.name), info.folder, _reversible(info), text)
+    return table
+
+
+def options_table(info: StrategyInfo) -> Table:
+    """One strategy's options: type, default (and the spec's value where it differs) and
+    what each does."""
+    changed = any(o.value != o.default for o in info.options)
+    caption = f"folder: {info.folder}; reversible: {_reversible(info)}; class: {info.path}"
+    table = Table(
+        title=f"{escape(info.name)}: {escape(info.description)}",
+        caption=escape(caption),
+        caption_justify="left",
+    )
+    table.add_column("option", style="bold", no_wrap=True)
+    table.add_column("type", overflow="fold")
+    table.add_column("default", overflow="fold")
+    if changed:
+        table.add_column("value", overflow="fold")
+    table.add_column("what it does", overflow="fold", ratio=1)
+    for o in info.options:
+        cells = [o.name, o.type, _value(o.default)] + ([_value(o.value)] if changed else [])
+        table.add_row(*(escape(c) for c in [*cells, o.description]))
+    if not info.options:
+        table.add_row("(none)", "", "", *([""] if changed else []), "")
+    return table
+
+
+def _reversible(info: StrategyInfo) -> str:
+    if info.lossless:
+        return "yes (lossless)"
+    return f"yes ({', '.join(info.tools)})" if info.tools else "no"
+
+
+def _value(value: Any) -> str:
+    """A value as a spec writes it (``key=value``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return "[" + ",".join(_value(v) for v in value) + "]"
+    if isinstance(value, str) and (not value or " " in value):
+        return json.dumps(value)
+    return str(value)
