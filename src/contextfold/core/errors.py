@@ -129,10 +129,15 @@ class ContextBudgetError(ContextFoldError):
             if compacted
             else "and it cannot compact (or had nothing left to compact)"
         )
+        others = ", ".join(s for s in ("refold", "compact", "summary") if s != strategy)
+        advice = (
+            f"raise the budget, or pick a strategy that compacts ({others})"
+            if not compacted
+            else "raise the budget: what is left (the system prompt, the latest turns) does not fit"
+        )
         super().__init__(
             f"strategy {strategy!r} rendered {tokens:,} tokens{where}, over the budget of "
-            f"{budget:,} {why}; raise the budget, or pick a strategy that compacts (refold, "
-            "compact, summary) (the history is intact and can be resumed)"
+            f"{budget:,} {why}; {advice} (the history is intact and can be resumed)"
         )
         self.strategy = strategy
         self.tokens = tokens
