@@ -33,8 +33,10 @@ __all__ = ["MaskConfig", "MaskStrategy"]
 class MaskConfig(StrategyConfig):
     type: Literal["mask"] = "mask"
     keep: int = Field(10, ge=0, description="Steps whose observations stay in full (N).")
-    placeholder: str = "[output of step {step} omitted]"
-    reversible: bool = False
+    placeholder: str = Field(
+        "[output of step {step} omitted]", description="What a masked output becomes."
+    )
+    reversible: bool = Field(False, description="Stubs name restore(step=N), which is offered.")
 
 
 class MaskStrategy(TransformStrategy):

@@ -1,4 +1,4 @@
-"""refold's options (``-s 'refold:window=2,advance=fixed'``, or a config file)."""
+"""refold's options (``-s 'refold window=2 advance=fixed'``, a dict, or a config file)."""
 
 from __future__ import annotations
 
@@ -19,19 +19,22 @@ class RefoldConfig(StrategyConfig):
     window: int = Field(
         1, ge=1, description="Most recent steps with tool outputs always shown in full."
     )
-    advance: Literal["fixed", "cost"] = "cost"
+    advance: Literal["fixed", "cost"] = Field(
+        "cost", description="cost: advance when the cost rule says it pays; fixed: always."
+    )
     prices: str = Field("default", description="Price table the cost rule uses.")
     horizon: int | None = Field(
         None,
         ge=1,
-        description="Calls the cost rule expects at least after an advance; unset: as many as "
-        "the session has made so far (see refold.cost).",
+        description="Calls the cost rule expects at least after an advance; unset: estimated "
+        "from the session (about 2.3 times the calls made so far) or the workload's ended "
+        "sessions.",
     )
-    fold: bool = True
-    supersede: bool = True
+    fold: bool = Field(True, description="Steps the agent marks STALE fold into one line.")
+    supersede: bool = Field(True, description="Outputs of a call run again become stubs.")
     mask: bool = Field(True, description="Settled outputs become restorable stubs.")
-    dedup: bool = True
-    spans: bool = True
+    dedup: bool = Field(True, description="Outputs repeating an earlier one become stubs.")
+    spans: bool = Field(True, description="Runs of lines repeating an earlier output go.")
     min_run: int = Field(8, ge=2, description="Shortest run of repeated lines to dedup.")
     cut: int = Field(
         250,
