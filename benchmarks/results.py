@@ -102,6 +102,7 @@ def replay_page(data: Path) -> md.Page:
         for prices, rows in tables.items():
             page.text(f"## {name}, prices {prices}")
             page.section(f"{name}-{prices}", availability(rows))
+    page.text(LEGEND)
     plot = OUT / "replay-tokens-cost.png"
     md.scatter(plot, [(name, points(tables["default"])) for name, tables in runs.items()])
     page.text("## Tokens against cost\n\n![tokens against cost, per set](replay-tokens-cost.png)")
@@ -134,8 +135,7 @@ def headline(page: md.Page, runs: dict[str, dict[str, dict[str, Summary]]]) -> N
 
 def availability(rows: dict[str, Summary]) -> str:
     base, bound = rows["full"], rows["hindsight"]
-    heads = ["strategy", "tokens", "cost", "reuse", "restores", "in view", "restor.", "lost"]
-    heads.append("x bound")
+    heads = ["strategy", "tokens", "cost", "rest.", "view", "back", "lost", "bound"]
     return md.table(
         heads,
         [
@@ -143,7 +143,6 @@ def availability(rows: dict[str, Summary]) -> str:
                 label,
                 ratio(s["prompt_tokens"], base["prompt_tokens"]),
                 ratio(s["cost_usd"], base["cost_usd"]),
-                f"{s['prefix_cache_reuse']:.3f}",
                 str(s["restores"]),
                 f"{s['args_in_view']:.3f}",
                 f"{s['args_restorable']:.3f}",
@@ -153,6 +152,15 @@ def availability(rows: dict[str, Summary]) -> str:
             for label, s in rows.items()
         ],
     )
+
+
+LEGEND = (
+    "tokens, cost: prompt tokens and cost as multiples of full's; rest.: restore calls a live "
+    "agent would make; view, back, lost: the shares of the values the recorded calls need "
+    "that the view shows, can give back with a restore, or has lost "
+    "([argument availability](../measure/measures.md)); bound: prompt tokens as a multiple "
+    "of the hindsight bound's."
+)
 
 
 def points(rows: dict[str, Summary]) -> dict[str, tuple[float, float]]:

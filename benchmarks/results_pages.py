@@ -16,6 +16,7 @@ from contextfold.core.meter import PRICE_TABLES
 from contextfold.strategies.folding import FolderSource
 
 SETS = ("tau2-sierra", "mini-swe-agent-dev")
+SHORT = {"tau2-sierra": "tau2", "mini-swe-agent-dev": "SWE"}
 ABOUT_DATA = (
     "The recorded runs are in `../shared/data`, beside the repository ([where they come "
     "from](index.md#the-recorded-runs))."
@@ -135,7 +136,7 @@ def _learned_folders(data: Path) -> str:
     for name in SETS:
         for prices in PRICE_TABLES:
             runs = [_scripted(data / name, ["carryon", "ufold"], prices, learn=b) for b in (0, 1)]
-            cells = [f"{name}, {prices}"]
+            cells = [f"{SHORT[name]}, {prices}"]
             for label in ("carryon", "ufold"):
                 cost = " / ".join(_vs_full(r, label, "total_cost_usd")[1] for r in runs)
                 calls = " / ".join(str(r[label]["fold_calls"]) for r in runs)
