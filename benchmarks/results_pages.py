@@ -223,33 +223,36 @@ def sufficiency_page(_: Path) -> md.Page:
     settings = [Setting(s, None, noisy) for s in SUFFICIENCY for noisy in (False, True)]
     for domain in ("airline", "retail"):
         results = run_matrix(domain, list_tasks(domain, model_free=True), settings, workers=2)
-        page.text(f"## {domain}")
-        page.section(domain, _sufficiency_table(aggregate(results)))
+        rows = aggregate(results)
+        for mode, noisy in (("normal", False), ("noisy", True)):
+            page.text(f"## {domain}, {mode}")
+            page.section(f"{domain}-{mode}", _sufficiency_table(rows, noisy))
         if domain == "airline":
             plot_context(results, OUT / "sufficiency-airline.png", title="airline: context tokens")
             page.text("![context tokens per call, airline](sufficiency-airline.png)")
     page.text(
-        "redundant: calls the oracle made again to recover a value (restore, re-read, ask); "
-        "lost: values the view no longer held when an action needed them (user's / tools'); "
-        "peak: the largest prompt; cost x full: the multiple of full's in the same mode."
+        "reward: tau2's evaluator; redund.: calls the oracle made again to recover a value "
+        "(restore, re-read, ask); lost: values the view no longer held when an action needed "
+        "them (the user's / the tools'); tokens: prompt tokens a session; peak: the largest "
+        "prompt; x full: the cost as a multiple of full's in the same mode."
     )
     return page
 
 
-def _sufficiency_table(rows: list[dict[str, Any]]) -> str:
-    full = {r["noisy"]: r for r in rows if r["strategy"] == "full"}
+def _sufficiency_table(rows: list[dict[str, Any]], noisy: bool) -> str:
+    rows = [r for r in rows if r["noisy"] == noisy]
+    full = next(r for r in rows if r["strategy"] == "full")
     body = [
         [
             str(r["strategy"]),
-            "noisy" if r["noisy"] else "normal",
             f"{r['reward_mean']:.3f}",
             f"{r['redundant_calls']:.2f}",
-            f"{r['lost_user_values']:.2f} / {r['lost_tool_values']:.2f}",
+            f"{r['lost_user_values']:.2f}/{r['lost_tool_values']:.2f}",
             f"{r['prompt_tokens']:,.0f}",
             f"{r['peak_context_tokens']:,.0f}",
-            ratio(r["total_cost_usd"], full[r["noisy"]]["total_cost_usd"]),
+            ratio(r["total_cost_usd"], full["total_cost_usd"]),
         ]
         for r in rows
     ]
-    heads = ["strategy", "mode", "reward", "redundant", "lost", "tokens", "peak", "cost x full"]
+    heads = ["strategy", "reward", "redund.", "lost", "tokens", "peak", "x full"]
     return md.table(heads, body)
