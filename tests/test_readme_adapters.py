@@ -1,8 +1,8 @@
-"""The README's framework snippets run as written: each code block between its adapter
-markers runs in a fresh interpreter, after a preamble defining the reader's ``bash`` tool
-and ``task``, against a scripted OpenAI-compatible server over HTTP (the client libraries
-find it through ``OPENAI_BASE_URL``). The scripted agent runs ``bash`` five times, restores
-the first output and answers with what it got back."""
+"""The framework pages' snippets (docs/integrations/) run as written: each code block
+between its adapter markers runs in a fresh interpreter, after a preamble defining the
+reader's ``bash`` tool and ``task``, against a scripted OpenAI-compatible server over HTTP
+(the client libraries find it through ``OPENAI_BASE_URL``). The scripted agent runs ``bash``
+five times, restores the first output and answers with what it got back."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from contextfold.serve.scripted import ScriptedServer
 from tests._frameworks import agent_reply, final_answer
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+PAGES = ROOT / "docs" / "integrations"
 
 _TOOL = '''
 from tests._frameworks import TASK as task, bash_output
@@ -39,7 +39,7 @@ PREAMBLES = {
 
 
 def snippet(name: str) -> str:
-    text = README.read_text(encoding="utf-8")
+    text = (PAGES / f"{name}.md").read_text(encoding="utf-8")
     start, end = f"<!-- adapter:{name}:start -->", f"<!-- adapter:{name}:end -->"
     lines = text[text.index(start) + len(start) : text.index(end)].strip().splitlines()
     assert lines[0] == "```python" and lines[-1] == "```", f"the {name} snippet is one block"
@@ -48,7 +48,7 @@ def snippet(name: str) -> str:
 
 
 @pytest.mark.parametrize("name", sorted(PREAMBLES))
-def test_the_readme_snippet_of_each_adapter_runs(name: str, tmp_path: Path) -> None:
+def test_the_snippet_of_each_adapter_page_runs(name: str, tmp_path: Path) -> None:
     code = PREAMBLES[name] + snippet(name)
     with ScriptedServer(agent_reply) as server:
         env = {

@@ -1,31 +1,11 @@
 """Argument availability: did the view a strategy rendered hold what the next call used?
 
-For every recorded assistant step with tool calls, the values its arguments use
-(:func:`contextfold.core.argvalues.call_values`) that the agent **learned from the context**
-are the ones it *needs*: a value is learned from the context when a user message or a tool
-result of an earlier step holds it verbatim (:func:`~contextfold.core.verbatim.found`)
-and the system prompt does not (every strategy keeps the system prompt, and a value the agent
-wrote first itself came from neither). Those messages are the value's **holders**; for a value
-a shell command uses (:func:`~contextfold.core.argvalues.shell_call`), so are the agent's own
-earlier shell commands that wrote it (a path it ran ``cat`` on, an identifier it grepped for):
-it copies from its own command as well as from the output. The values of other calls (JSON
-arguments: a record id) are held by user messages and tool results only, as the sufficiency
-oracle's rule has it (:mod:`contextfold.core.verbatim`), so that replay and the live benchmark
-count the same restores. Each needed value is then checked against the view the strategy
-rendered just before that step:
-
-- **in view**: a message of the view that renders one of the holders' steps shows it
-  verbatim: the same message object, or a transformed one (a labelled output, a clipped one)
-  whose text still holds it (for a shell command: its shell calls' arguments);
-- **restorable**: not in view, but an elision with a restore path covers a holder's step;
-- **lost**: neither.
-
-:class:`ArgIndex` finds the needed values of a trajectory once, whatever the strategy: each
-evidence message is split into its alphanumeric runs once, and a value is looked for with the
-verbatim regex only in the messages that hold all of its runs. :class:`ArgTally` checks one
-strategy's views by identity and provenance, and reads a message's text only when it is not
-shown as recorded. Per strategy and per trajectory the replay reports ``args_needed`` (a count)
-and ``args_in_view``, ``args_restorable``, ``args_lost`` (shares of it).
+A value a recorded call uses (:func:`contextfold.core.argvalues.call_values`) is *needed* when
+an earlier user message or tool result held it verbatim and the system prompt did not; each
+needed value is then **in view**, **restorable** (an elision with a restore path covers a
+step holding it) or **lost** in the view rendered just before the call. :class:`ArgIndex`
+finds a trajectory's needed values once for every strategy; :class:`ArgTally` checks one
+strategy's views (docs/measure/measures.md, "Argument availability").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Prefix caching on a real engine: one scripted session, three ways of rendering it.
+"""Prefix caching on a real engine: one scripted session, four ways of rendering it.
 
 The session is a coding agent's: it reads files, runs tests, greps, and reads files again after
 edits. Each mode plays it through a fresh embedded engine (its own prompt cache), asking for one

@@ -1,38 +1,11 @@
 """The values a recorded tool call's arguments use: what argument availability checks.
 
-One rule for every recorded call (:func:`call_values`), with the verbatim test of the
-sufficiency oracle (:func:`contextfold.core.verbatim.found`: whole tokens,
-case-insensitive, numbers as numeric tokens):
-
-- **JSON arguments:** every leaf value (dict values and list items, recursively; never the keys).
-  A string leaf with a blank in it (an expression such as ``"652.61 - 642.72"``, a note) also
-  gives the values inside it (:func:`text_values`), since a call that computes with two prices
-  uses both: its numbers, its tokens mixing digits and other characters (``#W9502127``), and
-  the paths and identifiers a shell command would give.
-- **Shell commands** (the ``command`` of a ``bash`` call, as mini-swe-agent's are imported; any
-  tool in :data:`SHELL_TOOLS`): the tokens of the command that name something, split on blanks,
-  quotes and shell punctuation:
-
-  - *paths*: a token with a ``/`` or a dotted file extension (``src/app.py``, ``setup.cfg``),
-    without a leading ``./`` or trailing punctuation;
-  - *identifiers*: a token that only an agent who read it would write: with an underscore, a
-    digit, an inner capital or a dot (``parse_args``, ``HttpClient``, ``os.path``), four
-    characters or more. Plain words (``grep``, ``python``, ``test``) and flags (``-n``) are left
-    out: any agent knows them without the context;
-  - *numbers*: runs of three or more digits in the other tokens (the line range in
-    ``sed -n '120,180p'``). A number of one or two digits alone (``head -n 40``,
-    ``sed -n '12,40p'``) is left out: nearly every output of a coding session holds some such
-    number, so finding one there proves nothing.
-
-- **Trivial values are left out**, since finding them somewhere proves nothing: booleans, None,
-  numbers with fewer than two significant digits (``0``, ``3``, ``0.5``), and strings shorter
-  than three characters (a string of digits counts as a number).
-
-Which of these values the agent *learned from the context* (held verbatim by an earlier user
-message or tool result, and not by the system prompt) is decided by
-:mod:`contextfold.bench.availability`; a value a shell command uses is also held by the
-agent's own earlier shell commands that wrote it (:func:`shell_text`), which it can copy
-from again without a restore.
+:func:`call_values` gives, for JSON arguments, every leaf value (and the numbers, ids, paths
+and identifiers inside a string leaf with a blank in it); for a shell command
+(:data:`SHELL_TOOLS`), the tokens that name something: paths, identifiers only a reader would
+write, numbers of three digits or more. Trivial values, which prove nothing when found, are
+left out. One rule serves replay's argument availability, refold's reach-back count and the
+sufficiency oracle, so they count the same values (docs/measure/measures.md).
 """
 
 from __future__ import annotations
@@ -98,7 +71,7 @@ def shell_text(message: AssistantMessage) -> str:
 
 
 def shell_values(command: str) -> Iterator[Leaf]:
-    """Paths, identifiers and numbers in a shell command (see the module doc)."""
+    """Paths, identifiers and numbers in a shell command (docs/measure/measures.md)."""
     for raw in _TOKEN.findall(command):
         if (raw.isalpha() and (raw.islower() or raw[1:].islower())) or raw[0] == "-":
             continue  # a plain word or a flag: the common case, decided first
@@ -113,7 +86,7 @@ def shell_values(command: str) -> Iterator[Leaf]:
 
 
 def text_values(text: str) -> Iterator[Leaf]:
-    """The values inside a string argument with blanks (see the module doc)."""
+    """The values inside a string argument with blanks (docs/measure/measures.md)."""
     for raw in _TOKEN.findall(text):
         token = raw.rstrip(".:")
         if _NUMBER.fullmatch(token):
@@ -136,7 +109,7 @@ def _plain(leaf: Leaf) -> Iterator[Leaf]:
 
 
 def trivial(value: Leaf | bool | None) -> bool:
-    """Whether finding ``value`` in a text proves nothing (see the module doc)."""
+    """Whether finding ``value`` in a text proves nothing (docs/measure/measures.md)."""
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, str):

@@ -1,36 +1,12 @@
 """What the sessions of one workload taught: shared by the strategies that learn across sessions.
 
-A strategy that bets on the future (refold's advances, carryon's and ufold's folds) needs three
-things no single session can tell it early: how many calls are still to come, how often the
-agent reaches back into outputs it has moved past, and how often the folder's folds commit. A
-customer-service deployment runs sessions of about ten calls whose last write needs the
-lookups before it; a coding agent runs a hundred calls and rarely looks back. Without an
-:class:`Experience` each session starts from the same priors (the Copernican estimate of the
-calls to come, refold's reach-back prior from the agent's use of outputs, Laplace's rule for
-commits). With one, every session that ends
-(:meth:`~contextfold.core.protocols.Learning.end`) adds what it showed, and the next sessions
-start from that:
-
-- **calls to come** after ``t`` calls: the mean of ``L - t + 1`` over the ended sessions that
-  made ``L >= t`` calls, with :data:`PRIOR_SESSIONS` more that end at this call: a strategy
-  bets only on calls the workload has shown, so in its first session, and past the longest
-  session seen, it expects this call alone (the Copernican estimate counted as that one more
-  session let its long tail outweigh a few ended sessions: recorded customer-service sessions
-  learned alone then cost up to 0.5% more than full history);
-- **reach-backs**: the ended sessions' rate, ``(hits + 1/2) / (exposed + 1)``, as a prior worth
-  at most :data:`PRIOR_EXPOSURES` calls of this session (so this session's own evidence soon
-  dominates), once an ended session was exposed;
-- **folds that commit**: likewise, ``(committed + 1) / (asked + 2)`` worth at most
-  :data:`PRIOR_FOLDS` folds.
-
-One instance per workload and strategy: the harness (``--learn``) or the user creates it and
-gives it to every session's strategy (:meth:`~contextfold.core.protocols.Learning.share`).
-Sessions learn from those that ended before them, so runs in parallel learn less, and results
-depend on the order sessions end; the harness runs learning sessions in order, in one process.
-A *frozen* experience (:meth:`Experience.frozen_copy`, or one read from a file with
-``--experience``: :mod:`contextfold.core.experience_file`) records nothing more: sessions in
-parallel share it and each result is independent of the order, so what was learned on one set
-of runs can be carried to runs it has not seen.
+refold, carryon and ufold bet on what no single session tells early: how many calls are still
+to come, how often the agent reaches back into outputs it moved past, and how often the
+folder's folds commit. An :class:`Experience` gathers what each ended session showed
+(:meth:`~contextfold.core.protocols.Learning.end`) and starts the next sessions from it, each
+figure a prior this session's own evidence soon outweighs. One instance per workload and
+strategy; sessions learn from those that ended before them, in order. A frozen copy records
+nothing more, so sessions in parallel can share it (docs/strategies/learning.md).
 """
 
 from __future__ import annotations
@@ -119,7 +95,7 @@ class Experience:
 
     def calls_to_come(self, made: int) -> float:
         """Calls expected from now on, this one (number ``made``) included: 1 before any
-        ended session made as many (module doc)."""
+        ended session made as many (docs/strategies/learning.md)."""
         sessions = left = 0
         with self._lock:
             for length, count in self._by_length.items():

@@ -1,34 +1,13 @@
 """``carryon``: object-oriented context (CarryOn): carriers, execution context, live tail.
 
 The view is ``system, [task], context, [latest user], live tail``: the context message holds
-the carriers and the execution context committed by the last accepted fold, and every step
-since that fold follows verbatim. The task (first user message) and the latest user message
-are never retired. Every retired step is an elision with ``restore(step=N)``.
-
-A fold runs (outside ``render``) when the live tail passes ``threshold`` estimated tokens
-(characters / 4, reasoning left out; or half the budget when that is smaller); each fold
-that commits nothing doubles the threshold (at most ``max_doublings`` times), a commit resets
-it. The fold is :class:`~contextfold.strategies.carryon.pipeline.Pipeline`: tracker, grounder,
-compiler, then validation and one record holding the whole new state, appended to the fold
-log in one store transaction (the atomic commit). The state is derived from that log alone.
-
-The tracker reads the live tail as digests, one per step (``digest_tokens``, default 250: the
-step's message, call arguments and outputs each cut to head and tail lines with a note such
-as ``[40 lines cut; restore(step=K)]``), shrunk together so that the whole tail normally fits
-one tracker call in the folder's context; the compiler reads its evidence steps cut the same
-way to their share. A larger ``digest_tokens`` shows the tracker more of each step at the
-price of more folder calls when the tail no longer fits one.
-
-``gate=cost`` (the default) asks the folder only when the fold could pay for itself
-(:mod:`~contextfold.strategies.carryon.gate`: even the best fold, the whole tail retired, must
-pay for the folder's calls and the cache rewrite over the calls likely to come); otherwise it
-records a refusal at stage ``gate`` without a folder call (the threshold doubles as after any
-refused fold). A view over the budget always folds. ``gate=none`` is the paper's behaviour:
-the folder is asked whenever the trigger fires.
-
-Ablations: ``carriers=false`` (execution context only), ``ec=false`` (carriers only). The
-grounder reads ``workspace`` when given; without one (replay) its verdicts are unknown, and
-external objects compile marked "unverified" unless ``ungrounded=refuse``.
+the carriers and execution context the last accepted fold committed, and every step since
+follows verbatim; every retired step is restorable. A fold (tracker, grounder, compiler,
+validation: :class:`~contextfold.strategies.carryon.pipeline.Pipeline`) runs outside
+``render`` when the live tail passes ``threshold`` tokens, and commits as one fold record, so
+the state is derived from the fold log alone. ``gate=cost`` asks the folder only when a fold
+could pay (:mod:`~contextfold.strategies.carryon.gate`). Options and the fold's steps:
+docs/strategies/carryon.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""refold's options (``-s 'refold:window=2,advance=fixed'``, or a config file)."""
+"""refold's options (``-s 'refold window=2 advance=fixed'``, a dict, or a config file)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,9 @@ class RefoldConfig(StrategyConfig):
     horizon: int | None = Field(
         None,
         ge=1,
-        description="Calls the cost rule expects at least after an advance; unset: as many as "
-        "the session has made so far (see refold.cost).",
+        description="Calls the cost rule expects at least after an advance; unset: estimated "
+        "from the session (about 2.3 times the calls made so far) or the workload's ended "
+        "sessions.",
     )
     fold: bool = Field(True, description="Steps the agent marks STALE fold into one-line notes.")
     supersede: bool = Field(True, description="Outputs of a call run again later become stubs.")

@@ -1,43 +1,11 @@
 """How often this session's agent reaches back: the restore risk of masking, from the session.
 
-A call **reaches back** when one of the values its arguments use (the rule of
-:func:`contextfold.core.argvalues.call_values`) is held verbatim by a tool output older than the
-window and by nothing the agent still sees once those outputs are stubs: not the system prompt,
-a user message, the agent's own earlier text (its replies and call arguments) or an output in
-the window. An output kept in full (below) counts like any other: the call risked nothing, but
-an agent that comes back to what it looked up will come back to the outputs refold masks as
-well (counting only reach-backs into masked outputs made a customer-service agent that re-used
-its customer's record at every call look as if it never reached back: retail sessions then
-restored the orders refold had masked at their final writes). A call to ``restore`` reaches
-back by definition. A call counts as many reach-backs as it restores steps, or as it uses
-values that way (at most as many as the steps holding them); what a restore brought back is
-then seen like the agent's own texts, so using it is not a second reach-back. A call is
-**exposed** when there was an older output to reach back into; the rate
-
-    rate = (reach-backs + a) / (exposed calls + b)
-
-is how many older outputs a later call is expected to need. The prior ``(a, b)`` is worth
-:data:`USE_WEIGHT` calls at the rate this agent **uses** outputs at all: the share of its calls
-(restores aside) that take a value only some tool output held, at any distance, window
-included; Jeffreys' half a use before any call. An agent whose every lookup feeds the next call
-(a customer-service agent: a user's record, then their order, then its product) is likely to
-reach back as soon as the window passes what it looked up; an agent that mostly reads (a coding
-agent running tests and greps) is not. Before any exposed call, the use rate is the whole
-estimate; every exposed call then weighs as much as a call's worth of the prior. (Jeffreys' half
-a reach-back alone, as before, let a chain of lookups three calls old look safe to mask: its
-final write then restored them.) With an :class:`~contextfold.core.experience.Experience`, the
-prior is the rate of the workload's ended sessions instead, worth a few calls, once one of them
-was exposed.
-Customer-service agents re-use ids that an early lookup returned many calls later (tau2:
-about one call in six reaches back); coding agents mostly act on what they just read, or name
-it in their own commands first (SWE: about one in fifteen).
-The cost rule weighs an advance's expected restores with this rate, shared evenly by the outputs
-older than the window that refold may mask (:meth:`Reach.maskable`: the ones kept in full aside).
-
-The outputs a reach-back drew on (``drawn``) are the ones this agent comes back to (a
-customer's record, the list of their orders): refold keeps them in full instead of masking
-them, unless they are settled already. So are the results of the agent's own restores:
-masking what it just brought back would only make it restore that again.
+A call reaches back when a value its arguments use is held verbatim only by a tool output
+older than the window (a call to ``restore`` does by definition). The rate, reach-backs over
+exposed calls with a prior from the share of calls that use any tool output (or from the
+workload's ended sessions), is what the cost rule weighs an advance's restores with, shared by
+the outputs refold may mask. The outputs a reach-back drew on, and what the agent restored,
+stay in full: the agent comes back to them. The rule is on the docs' refold page.
 """
 
 from __future__ import annotations
@@ -56,7 +24,7 @@ from contextfold.strategies.refold.prefix import restores_only
 __all__ = ["USE_WEIGHT", "Reach"]
 
 USE_WEIGHT = 2.0
-"""Calls' worth of the agent's use rate in the reach-back prior (module doc)."""
+"""Calls' worth of the agent's use rate in the reach-back prior (docs/strategies/refold.md)."""
 
 
 @dataclass(slots=True)

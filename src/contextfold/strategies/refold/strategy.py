@@ -1,28 +1,12 @@
 """``refold``: ReFold's reversible rendering layer (arXiv 2610.07863), made cache-aware.
 
-The history stays whole; only the rendering shrinks. A boundary splits the steps: those after it
-are shown in full (labelled ``[step N]``), those before it are rendered once, at the advance
-that settled them, by :class:`~contextfold.strategies.refold.prefix.PrefixRenderer` (fold,
-supersede, mask, dedup), and then kept byte-identical until the next advance, so a server's
-prefix cache keeps hitting. The last ``window`` steps are always in full.
-
-The boundary may advance once ``every`` steps have passed it beyond the window. With
-``advance: fixed`` it always does (ReFold's chunked rendering). With ``advance: cost`` it does
-when :class:`~contextfold.strategies.refold.cost.CostRule` says the saving pays for rewriting
-the cache and for the restore it may cost, over the calls still expected (estimated from the
-session). A view over the budget always forces an advance. An output that repeats one the view
-shows in full is a stub from the moment it arrives (:mod:`~contextfold.strategies.refold.repeats`:
-it never enters the cache, so this rewrites nothing); a long one is cut as it arrives to its
-head, its tail and the lines holding a value the task or the agent's calls name, the rest
-restorable by line range (:mod:`~contextfold.strategies.refold.trims`). Until the first advance
-the view is
-otherwise the history as it is (:mod:`~contextfold.strategies.refold.tail`): a session too short
-for folding to pay, with no long output, sends full history's messages (and the ``restore``
-tool's schema, offered).
-
-Every removal is restorable: the ``restore`` tool (step number, optional line range) returns
-the original verbatim, as its result at the end of the prompt; the settled prefix stays as it
-is.
+The history stays whole; only the rendering shrinks. Steps before a boundary are rendered once
+by :class:`~contextfold.strategies.refold.prefix.PrefixRenderer` (fold, supersede, mask, dedup)
+and kept byte-identical until the next advance, so a prefix cache keeps hitting; the boundary
+advances when :class:`~contextfold.strategies.refold.cost.CostRule` says it pays (or always,
+``advance: fixed``; or when the budget forces it). Repeats (:mod:`.repeats`) and long outputs
+(:mod:`.trims`) are stubbed or cut as they arrive, rewriting nothing. Every removal comes back
+with ``restore(step=N)`` (optionally a line range). docs/strategies/refold.md has the rest.
 """
 
 from __future__ import annotations

@@ -1,27 +1,12 @@
 """The ``ufold`` strategy: U-Fold's intent-aware folding, rebuilt at every new user message.
 
-At each new user message (``trigger=turn``; with ``trigger=change`` only when the folder
-judges that what the user wants changed) the steps before it are folded once: the folder
-updates the conversation summary and to-do list (from the previous one and the conversation
-since), then selects observation lines of the whole tool log by range; the runtime checks
-every block (:func:`~.log.check_block`). User messages holding a value the summary left out
-stay verbatim. The fold is one :class:`~contextfold.core.folds.FoldRecord` (its calls, the
-checked output, or why it was refused); the view is derived from the latest accepted one, so
-it is byte-identical for every call of one user turn (the prefix stays cached) and a
-reopened session renders it without the model. A refused fold changes nothing: the previous
-fold stays and everything since it stays verbatim; the next user message tries again.
-
-Two rules keep ufold from costing more than sending the history as it is. **In-turn
-folding** (:mod:`.inturn`, ``inturn``): inside a turn, a long tool output keeps only its
-relevant lines from the first call that sends it, so it never rewrites a cached prefix, and
-stays restorable. **The rebuild rule** (:mod:`.rebuild`, ``rebuild=cost``): a fold at a user
-message rewrites the prompt after the system message, so it is adopted only when its saving
-pays for that under refold's cost rule (or the budget forces it); otherwise its record says
-``adopted: false`` and the view keeps its prefix and only appends.
-
-``folder=none`` is the model-free variant: the dialogue verbatim is its summary and lines are
-chosen by :mod:`.select` (exact matches of identifiers, names, dates and numbers, plus BM25);
-its records hold the selection and no folder call. See :class:`UfoldConfig` for the options.
+At each new user message the folder updates a summary with a to-do list and selects
+observation lines by range, each block checked by the runtime; the view is derived from the
+latest accepted fold record, byte-identical within a user turn. Two rules keep it from costing
+more than the history as it is: in-turn folding (:mod:`.inturn`: long outputs trimmed before
+they enter the cache) and the rebuild rule (:mod:`.rebuild`: a rebuild is adopted only when it
+pays for the cache rewrite). ``folder=none`` is the model-free variant (:mod:`.select`).
+See :class:`UfoldConfig` and docs/strategies/ufold.md.
 """
 
 from __future__ import annotations
