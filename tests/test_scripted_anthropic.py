@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from contextfold.serve.scripted_anthropic import ScriptedAnthropic, text, thinking, tool_use
+from contextfold.serve.scripted_anthropic_checks import SYSTEM_MESSAGES_BETA
 
 SYSTEM = "You are a careful coding agent. " * 40  # 320 tokens at 4 characters a token
 CACHED = {"type": "ephemeral"}
@@ -250,3 +251,28 @@ def test_requests_are_recorded_with_headers_and_the_script_runs_out_loudly() -> 
     # this SDK sends its key as a bearer token; Claude Code sends x-api-key
     key = first.headers.get("x-api-key") or first.headers["authorization"].removeprefix("Bearer ")
     assert key == "sk-test" and "anthropic-version" in first.headers
+
+
+def test_system_role_messages_pass_only_under_claude_codes_per_turn_beta() -> None:
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "system", "content": [text("# Environment")]},
+    ]
+    with ScriptedAnthropic() as up:
+        client = _client(up)
+        with pytest.raises(anthropic.BadRequestError, match="'assistant' or 'user'"):
+            client.messages.create(model="m", max_tokens=8, messages=messages)
+        beta = {"anthropic-beta": f"claude-code-20250219,{SYSTEM_MESSAGES_BETA}"}
+        reply = client.messages.create(
+            model="m", max_tokens=8, messages=messages, extra_headers=beta
+        )
+    assert reply.content[0].type == "text"
+
+
+def test_a_reply_function_that_raises_is_a_500_in_anthropics_shape() -> None:
+    def broken(body: dict[str, Any]) -> str:
+        raise KeyError("tools")
+
+    ask: dict[str, Any] = {"model": "m", "max_tokens": 8}
+    with ScriptedAnthropic(broken) as up, pytest.raises(anthropic.InternalServerError, match="Key"):
+        _client(up).messages.create(**ask, messages=[{"role": "user", "content": "x"}])

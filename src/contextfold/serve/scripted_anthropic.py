@@ -21,7 +21,14 @@ from typing import Any
 
 from contextfold.serve.scripted_anthropic_checks import check_body, sign
 from contextfold.serve.scripted_cache import BreakpointCache, CacheUsage, anthropic_blocks
-from contextfold.serve.scripted_http import Answer, Received, Script, ScriptedHTTP, tokens
+from contextfold.serve.scripted_http import (
+    Answer,
+    Received,
+    Script,
+    ScriptedHTTP,
+    ScriptEnded,
+    tokens,
+)
 
 __all__ = ["AnthropicReply", "ScriptedAnthropic", "echo", "text", "thinking", "tool_use"]
 
@@ -112,8 +119,8 @@ class ScriptedAnthropic(ScriptedHTTP):
             return self.error(*self.fail)
         return self._reply(body)
 
-    def bad_json(self) -> Answer:
-        return self.error(400, "There was an issue with your request body: invalid JSON")
+    def refuse(self, status: int, message: str) -> Answer:
+        return self.error(status, message)
 
     def error(self, status: int, message: str) -> Answer:
         """An error in Anthropic's shape."""
@@ -132,13 +139,15 @@ class ScriptedAnthropic(ScriptedHTTP):
             return self.error(400, "anthropic-version: header is required")
         if not isinstance(received.body, dict):
             return self.error(400, "body: Input should be an object")
-        problem = check_body(received.body, count=received.path.endswith("/count_tokens"))
+        betas = frozenset(b.strip() for b in received.headers.get("anthropic-beta", "").split(","))
+        count = received.path.endswith("/count_tokens")
+        problem = check_body(received.body, count=count, betas=betas)
         return None if problem is None else self.error(400, problem)
 
     def _reply(self, body: dict[str, Any]) -> Answer:
         try:
             reply = self.script.next(body)
-        except LookupError as e:
+        except ScriptEnded as e:
             return self.error(500, str(e))
         content = self._blocks(reply)
         cached = self.cache.lookup(str(body["model"]), anthropic_blocks(body))

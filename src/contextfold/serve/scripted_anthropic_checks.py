@@ -14,9 +14,11 @@ import hashlib
 import hmac
 from typing import Any
 
-__all__ = ["MAX_BREAKPOINTS", "check_body", "sign"]
+__all__ = ["MAX_BREAKPOINTS", "SYSTEM_MESSAGES_BETA", "check_body", "sign"]
 
 MAX_BREAKPOINTS = 4
+SYSTEM_MESSAGES_BETA = "per-turn-control-2026-07-01"
+"""The ``anthropic-beta`` under which messages may also have the role ``system``."""
 _SECRET = b"contextfold-scripted-anthropic"
 BLOCK_TYPES = {
     "text", "image", "document", "search_result", "tool_use", "tool_result", "thinking",
@@ -33,8 +35,11 @@ def sign(thinking: str) -> str:
     return base64.b64encode(mac).decode()
 
 
-def check_body(body: dict[str, Any], *, count: bool = False) -> str | None:
-    """The first problem of a Messages request body (``count``: of a count_tokens body)."""
+def check_body(
+    body: dict[str, Any], *, count: bool = False, betas: frozenset[str] = frozenset()
+) -> str | None:
+    """The first problem of a Messages request body (``count``: of a count_tokens body;
+    ``betas``: the request's ``anthropic-beta`` names)."""
     required = ("model", "messages") if count else ("model", "max_tokens", "messages")
     for name in required:
         if name not in body:
@@ -47,7 +52,10 @@ def check_body(body: dict[str, Any], *, count: bool = False) -> str | None:
     if not isinstance(messages, list) or not messages:
         return "messages: at least one message is required"
     return (
-        _system(body.get("system")) or _messages(messages) or _pairs(messages) or _breakpoints(body)
+        _system(body.get("system"))
+        or _messages(messages, system=SYSTEM_MESSAGES_BETA in betas)
+        or _pairs(messages)
+        or _breakpoints(body)
     )
 
 
@@ -62,10 +70,13 @@ def _system(system: Any) -> str | None:
     return None
 
 
-def _messages(messages: list[Any]) -> str | None:
+def _messages(messages: list[Any], *, system: bool) -> str | None:
+    roles = {"user", "assistant", "system"} if system else {"user", "assistant"}
     for i, m in enumerate(messages):
-        if not isinstance(m, dict) or m.get("role") not in {"user", "assistant"}:
-            return f"messages.{i}.role: Input should be 'user' or 'assistant'"
+        if not isinstance(m, dict) or m.get("role") not in roles:
+            return f"messages.{i}.role: Input should be " + " or ".join(
+                f"'{r}'" for r in sorted(roles)
+            )
         content = m.get("content")
         last_assistant = i == len(messages) - 1 and m["role"] == "assistant"
         if content in ("", []) and not last_assistant:

@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
-__all__ = ["Answer", "Received", "Script", "ScriptedHTTP", "tokens"]
+__all__ = ["Answer", "Received", "Script", "ScriptEnded", "ScriptedHTTP", "tokens"]
 
 CHARS_PER_TOKEN = 4
 R = TypeVar("R")
@@ -54,6 +54,10 @@ class Answer:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+class ScriptEnded(Exception):
+    """A listed script has no reply left."""
+
+
 class Script(Generic[R]):
     """The replies of a scripted upstream: a list used in order, or a function of the body."""
 
@@ -64,12 +68,12 @@ class Script(Generic[R]):
         self._lock = threading.Lock()
 
     def next(self, body: dict[str, Any]) -> R:
-        """The reply to ``body``; running out of listed replies raises :class:`LookupError`."""
+        """The reply to ``body``; running out of listed replies raises :class:`ScriptEnded`."""
         if self._function is not None:
             return self._function(body)
         with self._lock:
             if self._used >= len(self._replies):
-                raise LookupError(f"the script has no reply left ({len(self._replies)} used)")
+                raise ScriptEnded(f"the script has no reply left ({len(self._replies)} used)")
             self._used += 1
             return self._replies[self._used - 1]
 
@@ -100,8 +104,8 @@ class ScriptedHTTP:
         """The reply to one request (subclasses answer their protocol's routes)."""
         raise NotImplementedError
 
-    def bad_json(self) -> Answer:
-        """The reply to a body that is not JSON."""
+    def refuse(self, status: int, message: str) -> Answer:
+        """An error reply in the protocol's shape (a body that is not JSON, a crash)."""
         raise NotImplementedError
 
 
@@ -128,7 +132,7 @@ def _handler(server: ScriptedHTTP) -> type[BaseHTTPRequestHandler]:
             try:
                 self._serve(json.loads(raw) if raw else None)
             except json.JSONDecodeError:
-                self._send(server.bad_json())
+                self._send(server.refuse(400, "The request body is not valid JSON."))
 
         def _serve(self, body: Any) -> None:
             url = urlsplit(self.path)
@@ -136,7 +140,11 @@ def _handler(server: ScriptedHTTP) -> type[BaseHTTPRequestHandler]:
             received = Received(self.command, url.path, url.query, headers, body)
             with server.lock:
                 server.requests.append(received)
-            self._send(server.answer(received))
+            try:
+                answer = server.answer(received)
+            except Exception as e:  # a reply function's bug: a 500 the client can read
+                answer = server.refuse(500, f"scripted upstream failed: {type(e).__name__}: {e}")
+            self._send(answer)
 
         def _send(self, answer: Answer) -> None:
             if answer.events is not None:

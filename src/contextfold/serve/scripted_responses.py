@@ -22,7 +22,14 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from contextfold.serve.scripted_cache import AutomaticCache
-from contextfold.serve.scripted_http import Answer, Received, Script, ScriptedHTTP, tokens
+from contextfold.serve.scripted_http import (
+    Answer,
+    Received,
+    Script,
+    ScriptedHTTP,
+    ScriptEnded,
+    tokens,
+)
 from contextfold.serve.scripted_responses_checks import (
     Problem,
     check_body,
@@ -126,8 +133,8 @@ class ScriptedResponses(ScriptedHTTP):
             return self._stored(route, rid)
         return self.error(Problem(f"Invalid URL ({route} {path})", status=404))
 
-    def bad_json(self) -> Answer:
-        return self.error(Problem("We could not parse the JSON body of your request."))
+    def refuse(self, status: int, message: str) -> Answer:
+        return self.error(Problem(message, status=status))
 
     def error(self, problem: Problem) -> Answer:
         """An error in OpenAI's shape."""
@@ -156,7 +163,7 @@ class ScriptedResponses(ScriptedHTTP):
             return self.error(Problem(self.fail[1], status=self.fail[0]))
         try:
             reply = self.script.next({**body, "input": items})
-        except LookupError as e:
+        except ScriptEnded as e:
             return self.error(Problem(str(e), status=500))
         response = self._response(body, items, reply)
         if body.get("store", True) is not False:
@@ -216,7 +223,12 @@ class ScriptedResponses(ScriptedHTTP):
         out = []
         for item in [message(reply)] if isinstance(reply, str) else reply:
             n = next(self._ids)
-            prefix = {"message": "msg", "reasoning": "rs", "function_call": "fc"}
+            prefix = {
+                "message": "msg",
+                "reasoning": "rs",
+                "function_call": "fc",
+                "custom_tool_call": "ctc",
+            }
             item = {"id": f"{prefix.get(item['type'], 'item')}_scripted{n}", **item}
             if item["type"] != "reasoning":
                 item.setdefault("status", "completed")
