@@ -146,6 +146,7 @@ def run_claude(
         "DISABLE_ERROR_REPORTING": "1",
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "0",  # a failing upstream shows at once, not after backoff
     }
     argv = [cli("claude"), "-p", prompt, "--permission-mode", "acceptEdits"]
     return _run([*argv, "--output-format", "json"], env, workdir, timeout)
