@@ -10,9 +10,11 @@ import anthropic
 import httpx
 import pytest
 
+from contextfold.core.meter import PRICE_TABLES
 from contextfold.serve.scripted_anthropic import ScriptedAnthropic, text, thinking, tool_use
 from contextfold.serve.scripted_anthropic_checks import SYSTEM_MESSAGES_BETA
 
+WEATHER: Any = {"name": "weather", "input_schema": {"type": "object"}}
 SYSTEM = "You are a careful coding agent. " * 40  # 320 tokens at 4 characters a token
 CACHED = {"type": "ephemeral"}
 
@@ -80,7 +82,8 @@ def test_a_tool_use_round_trip_passes_the_signed_thinking_back() -> None:
     with ScriptedAnthropic(replies) as up:
         client = _client(up)
         messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Oslo?"}]
-        first = client.messages.create(model="claude-t", max_tokens=64, messages=messages)
+        ask: dict[str, Any] = {"model": "claude-t", "max_tokens": 64, "tools": [WEATHER]}
+        first = client.messages.create(**ask, messages=messages)
         call = first.content[1]
         assert call.type == "tool_use"
         messages += [
@@ -93,11 +96,13 @@ def test_a_tool_use_round_trip_passes_the_signed_thinking_back() -> None:
                 "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "sun"}],
             },
         ]
-        second = client.messages.create(model="claude-t", max_tokens=64, messages=messages)
+        second = client.messages.create(**ask, messages=messages)
         assert second.content[0].type == "text" and second.content[0].text == "Sunny."
+        with pytest.raises(anthropic.BadRequestError, match="must define tools"):
+            client.messages.create(model="claude-t", max_tokens=64, messages=messages)
         messages[1]["content"][0]["thinking"] = "Need the weather!"  # edited: refused
         with pytest.raises(anthropic.BadRequestError, match=r"messages\.1\.content\.0.*signature"):
-            client.messages.create(model="claude-t", max_tokens=64, messages=messages)
+            client.messages.create(**ask, messages=messages)
     assert up.calls[1]["messages"][2]["content"][0]["tool_use_id"] == call.id
 
 
@@ -106,7 +111,7 @@ def test_a_tool_use_without_its_result_and_a_stray_result_are_refused() -> None:
     stray = {"type": "tool_result", "tool_use_id": "toolu_9", "content": "x"}
     with ScriptedAnthropic() as up:
         client = _client(up)
-        ask = {"model": "m", "max_tokens": 8}
+        ask = {"model": "m", "max_tokens": 8, "tools": [WEATHER]}
         with pytest.raises(anthropic.BadRequestError, match="without `tool_result`"):
             client.messages.create(
                 **ask,
@@ -121,6 +126,7 @@ def test_a_tool_use_without_its_result_and_a_stray_result_are_refused() -> None:
         with pytest.raises(anthropic.BadRequestError, match="non-empty"):
             client.messages.create(**ask, messages=[{"role": "user", "content": [text("")]}])
     assert len(up.calls) == 3  # each was received, and none was answered
+    assert up.bills == []
 
 
 def test_errors_are_in_anthropics_shape_and_headers_are_checked_like_the_real_api() -> None:
@@ -276,3 +282,21 @@ def test_a_reply_function_that_raises_is_a_500_in_anthropics_shape() -> None:
     ask: dict[str, Any] = {"model": "m", "max_tokens": 8}
     with ScriptedAnthropic(broken) as up, pytest.raises(anthropic.InternalServerError, match="Key"):
         _client(up).messages.create(**ask, messages=[{"role": "user", "content": "x"}])
+
+
+def test_each_call_is_billed_at_anthropics_cache_prices() -> None:
+    with ScriptedAnthropic(min_cache_tokens=64) as up:
+        client = _client(up)
+        usages = [_usage(client, [{"role": "user", "content": "same question"}]) for _ in range(2)]
+    prices = PRICE_TABLES["default"]  # reads 0.1x, writes 1.25x the input price
+    for bill, usage in zip(up.bills, usages, strict=True):
+        assert (bill.cached.read, bill.cached.written, bill.cached.uncached, bill.output) == (
+            usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
+            usage.input_tokens,
+            usage.output_tokens,
+        )
+    first, second = up.bills
+    assert second.cached.read == first.cached.written > 0
+    saved = first.cost(prices) - second.cost(prices)
+    assert saved == pytest.approx(first.cached.written * (6.25 - 0.5) / 1e6)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from contextfold.serve.scripted_anthropic_checks import check_body, sign
-from contextfold.serve.scripted_cache import BreakpointCache, CacheUsage, anthropic_blocks
+from contextfold.serve.scripted_cache import Bill, BreakpointCache, CacheUsage, anthropic_blocks
 from contextfold.serve.scripted_http import (
     Answer,
     Received,
@@ -91,6 +91,8 @@ class ScriptedAnthropic(ScriptedHTTP):
         """When set, every messages request is answered with this status and message."""
         self.stream_error: str | None = None
         """When set, a stream stops after its first delta with an ``error`` event of this type."""
+        self.bills: list[Bill] = []
+        """What each answered messages call was billed for, in order."""
         self.url = self.root
         self._ids = itertools.count(1)
 
@@ -152,6 +154,8 @@ class ScriptedAnthropic(ScriptedHTTP):
         content = self._blocks(reply)
         cached = self.cache.lookup(str(body["model"]), anthropic_blocks(body))
         stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+        out = tokens(json.dumps(content))
+        self.bills.append(Bill(cached, out))
         message = {
             "id": f"msg_scripted{next(self._ids)}",
             "type": "message",
@@ -160,7 +164,7 @@ class ScriptedAnthropic(ScriptedHTTP):
             "content": content,
             "stop_reason": stop,
             "stop_sequence": None,
-            "usage": {**_usage(cached), "output_tokens": tokens(json.dumps(content))},
+            "usage": {**_usage(cached), "output_tokens": out},
         }
         headers = {"request-id": f"req_scripted{next(self._ids)}"}
         if body.get("stream"):

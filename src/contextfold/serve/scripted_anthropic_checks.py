@@ -55,6 +55,7 @@ def check_body(
         _system(body.get("system"))
         or _messages(messages, system=SYSTEM_MESSAGES_BETA in betas)
         or _pairs(messages)
+        or _tools(body)
         or _breakpoints(body)
     )
 
@@ -135,6 +136,15 @@ def _pairs(messages: list[dict[str, Any]]) -> str | None:
                 f"immediately after: {missing[0]}. Each `tool_use` block must have a "
                 "corresponding `tool_result` block in the next message."
             )
+    return None
+
+
+def _tools(body: dict[str, Any]) -> str | None:
+    if body.get("tools"):
+        return None
+    for m in body["messages"]:
+        if _ids(m, "tool_use", "id") or _ids(m, "tool_result", "tool_use_id"):
+            return "Requests which include `tool_use` or `tool_result` blocks must define tools."
     return None
 
 

@@ -22,9 +22,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from contextfold.core.meter import PriceTable
 from contextfold.serve.scripted_http import CHARS_PER_TOKEN, tokens
 
-__all__ = ["AutomaticCache", "BreakpointCache", "CacheUsage", "anthropic_blocks"]
+__all__ = ["AutomaticCache", "Bill", "BreakpointCache", "CacheUsage", "anthropic_blocks"]
 
 LOOKBACK_BLOCKS = 20
 """Anthropic checks for a hit at the breakpoint and up to about 20 blocks before it."""
@@ -41,6 +42,20 @@ class CacheUsage:
     @property
     def total(self) -> int:
         return self.read + self.written + self.uncached
+
+
+@dataclass(frozen=True, slots=True)
+class Bill:
+    """What one answered call is billed for, in tokens."""
+
+    cached: CacheUsage
+    output: int
+
+    def cost(self, prices: PriceTable) -> float:
+        """In dollars under ``prices`` (per million tokens)."""
+        c = self.cached
+        spent = c.uncached * prices.input + c.read * prices.cache_read
+        return (spent + c.written * prices.cache_write + self.output * prices.output) / 1e6
 
 
 def _plain(block: dict[str, Any]) -> dict[str, Any]:

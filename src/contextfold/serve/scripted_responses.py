@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from contextfold.serve.scripted_cache import AutomaticCache
+from contextfold.serve.scripted_cache import AutomaticCache, Bill
 from contextfold.serve.scripted_http import (
     Answer,
     Received,
@@ -105,6 +105,8 @@ class ScriptedResponses(ScriptedHTTP):
         """When set, a stream stops after its first delta with an ``error`` event of this code."""
         self.stored: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {}
         """Each stored response: its whole input and the response object."""
+        self.bills: list[Bill] = []
+        """What each answered responses call was billed for, in order."""
         self.url = f"{self.root}/v1"
         self._ids = itertools.count(1)
 
@@ -194,6 +196,7 @@ class ScriptedResponses(ScriptedHTTP):
         )
         cached = self.cache.lookup(prompt_text(body, items))
         out = tokens(json.dumps(output))
+        self.bills.append(Bill(cached, out))
         return {
             "id": f"resp_scripted{next(self._ids)}",
             "object": "response",
