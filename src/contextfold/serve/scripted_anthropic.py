@@ -81,8 +81,9 @@ class ScriptedAnthropic(ScriptedHTTP):
         api_key: str | None = None,
         min_cache_tokens: int = 1024,
         chunk_delay: float = 0.0,
+        port: int = 0,
     ) -> None:
-        super().__init__(chunk_delay=chunk_delay)
+        super().__init__(chunk_delay=chunk_delay, port=port)
         self.script: Script[AnthropicReply] = Script(replies)
         self.api_key = api_key
         """The only key accepted (None: any non-empty key)."""

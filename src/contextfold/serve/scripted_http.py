@@ -79,15 +79,16 @@ class Script(Generic[R]):
 
 
 class ScriptedHTTP:
-    """A threaded HTTP server; use as a context manager (starts and stops it)."""
+    """A threaded HTTP server on 127.0.0.1 (``port`` 0: one the system picks); use as a
+    context manager (starts and stops it)."""
 
-    def __init__(self, *, chunk_delay: float = 0.0) -> None:
+    def __init__(self, *, chunk_delay: float = 0.0, port: int = 0) -> None:
         self.chunk_delay = chunk_delay
         """Seconds between streamed events."""
         self.requests: list[Received] = []
         """Every request received, in order."""
         self.lock = threading.Lock()
-        self.httpd = _Server(("127.0.0.1", 0), _handler(self))
+        self.httpd = _Server(("127.0.0.1", port), _handler(self))
         self.httpd.daemon_threads = True
         self.root = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)

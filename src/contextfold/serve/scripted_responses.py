@@ -93,8 +93,9 @@ class ScriptedResponses(ScriptedHTTP):
         min_cache_tokens: int = 1024,
         cache_step_tokens: int = 128,
         chunk_delay: float = 0.0,
+        port: int = 0,
     ) -> None:
-        super().__init__(chunk_delay=chunk_delay)
+        super().__init__(chunk_delay=chunk_delay, port=port)
         self.script: Script[ResponsesReply] = Script(replies)
         self.api_key = api_key
         """The only key accepted (None: any non-empty key)."""
