@@ -23,7 +23,7 @@ import socketserver
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,9 +135,13 @@ def run_claude(
     home: Path,
     tripwire: Tripwire,
     api_key: str = "sk-ant-test",
+    extra_env: Mapping[str, str] | None = None,
     timeout: float = 120,
 ) -> CliRun:
-    """``claude -p PROMPT`` in ``workdir`` against ``base_url`` (edits accepted, JSON out)."""
+    """``claude -p PROMPT`` in ``workdir`` against ``base_url`` (an Anthropic base URL: no
+    ``/v1``), edits accepted, JSON out. ``extra_env``: e.g. ``ANTHROPIC_AUTH_TOKEN`` (sent as
+    ``Authorization: Bearer`` beside ``x-api-key``) or ``ANTHROPIC_CUSTOM_HEADERS``
+    (``Name: value`` lines sent on every request)."""
     env = _sealed(home, tripwire.url) | {
         "ANTHROPIC_BASE_URL": base_url,
         "ANTHROPIC_API_KEY": api_key,
@@ -147,6 +151,7 @@ def run_claude(
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "CLAUDE_CODE_MAX_RETRIES": "0",  # a failing upstream shows at once, not after backoff
+        **(extra_env or {}),
     }
     argv = [cli("claude"), "-p", prompt, "--permission-mode", "acceptEdits"]
     return _run([*argv, "--output-format", "json"], env, workdir, timeout)
@@ -184,13 +189,13 @@ def run_codex(
     home: Path,
     tripwire: Tripwire,
     api_key: str = "sk-test",
+    extra_env: Mapping[str, str] | None = None,
     timeout: float = 120,
 ) -> CliRun:
-    """``codex exec PROMPT`` in ``workdir`` (workspace-write sandbox) against ``base_url``."""
-    env = _sealed(home, tripwire.url) | {
-        "CODEX_HOME": str(home / ".codex"),
-        "CONTEXTFOLD_TEST_KEY": api_key,
-    }
+    """``codex exec PROMPT`` in ``workdir`` (workspace-write sandbox) against ``base_url``
+    (ending in ``/v1``); ``api_key`` is sent as ``Authorization: Bearer``."""
+    codex = {"CODEX_HOME": str(home / ".codex"), "CONTEXTFOLD_TEST_KEY": api_key}
+    env = _sealed(home, tripwire.url) | codex | dict(extra_env or {})
     (home / ".codex").mkdir(exist_ok=True)
     (home / ".codex" / "config.toml").write_text(codex_config(base_url))
     argv = [cli("codex"), "exec", "--skip-git-repo-check", "--strict-config"]
