@@ -40,12 +40,21 @@ class ModelEntry:
     """The context window its folder input must fit (prompt and reply)."""
     counter: str
     """Token counter spec for estimating its prompts (``resolve_counter``)."""
+    profile: str | None = None
+    """Its model profile (:data:`~contextfold.core.meter.PROFILES`), when one spec names one
+    model: what a live run's meter measures it with."""
 
 
 MODELS: dict[str, ModelEntry] = {
     e.name: e
     for e in (
-        ModelEntry("local", "embedded SmolLM2-135M-Instruct (llama-cpp-python)", 8192, "smollm2"),
+        ModelEntry(
+            "local",
+            "embedded SmolLM2-135M-Instruct (llama-cpp-python)",
+            8192,
+            "smollm2",
+            profile="smollm2-135m",
+        ),
         ModelEntry(
             "openai", "openai:NAME on an OpenAI-compatible server (--base-url)", 32768, "approx"
         ),
