@@ -157,3 +157,9 @@ def test_bench_holds_no_cli_code_and_imports_nothing_above_it() -> None:
             for module in names:
                 assert module.split(".")[0] not in ("typer", "click"), path
                 assert not module.startswith(("contextfold.commands", "contextfold.cli")), path
+
+
+def test_the_command_line_page_shows_every_command() -> None:
+    page = (SRC.parents[1] / "docs" / "reference" / "cli.md").read_text()
+    shown = {name for name, command in ALL.items() if not command.hidden}
+    assert {name for name in shown if f"<!-- cli: {name} -->" not in page} == set()

@@ -119,7 +119,7 @@ ThreadsOpt = Annotated[
 ]
 JsonOpt = Annotated[
     Path | None,
-    typer.Option("--json", help="Write the results here as JSON (checked before any work starts)."),
+    typer.Option("--json", help="Write the results here as JSON (checked before any work)."),
 ]
 ListJsonOpt = Annotated[bool, typer.Option("--json", help="JSON on stdout, not a table.")]
 FoldCacheOpt = Annotated[
