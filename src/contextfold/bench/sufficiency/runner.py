@@ -1,21 +1,8 @@
 """Run the oracle over tau2 tasks for each strategy x budget x mode, and aggregate.
 
-One run is one task under one :class:`Setting`: the task's :class:`~.plan.Plan`, the
-:class:`~.oracle.Oracle` as the model, the :class:`~.user.ScriptedUser`, a fresh episode of the
-environment (:class:`~.session.SessionEnv`, padded by :class:`~.noise.NoisyEnv` in noisy mode)
-and the strategy, through the real :class:`~contextfold.agent.loop.Agent` loop with the budget
-(forced compactions included). The reward is tau2's evaluator on the agent's history; a run the
-strategy cannot fit in the budget (:class:`~contextfold.core.errors.ContextBudgetError`) scores 0.
-
-:class:`TaskRunner` runs all settings of one task in one process and shares what does not depend
-on the setting: the plan, the memo of tool outputs, and the scores. Scoring is slow (the
-evaluator rebuilds the database twice), so a score is cached under a key holding everything the
-evaluator reads (:meth:`TaskRunner.score_key`); runs that differ only by repeated reads and
-restores share it.
-
-Rows (:func:`aggregate`) are per domain x setting; every number but ``tasks`` is a mean over
-the tasks (``prompt_tokens``: prompt tokens sent over a session, cumulative; ``peak_context_
-tokens``: the largest prompt of a session; ``cost_usd``: its cost under the default price table).
+One run is one task under one :class:`Setting`, through the real agent loop with the budget
+(forced compactions included), scored by tau2's evaluator; rows (:func:`aggregate`) are means
+over the tasks per domain x setting.
 """
 
 from __future__ import annotations
@@ -145,7 +132,16 @@ class RunResult:
 
 class TaskRunner:
     """Runs one task under many settings in one process, sharing its plan, the memo of tool
-    outputs (:class:`~.session.TaskEnvs`) and the scores."""
+    outputs (:class:`~.session.TaskEnvs`) and the scores.
+
+    A run: the task's :class:`~.plan.Plan`, the :class:`~.oracle.Oracle` as the model, the
+    :class:`~.user.ScriptedUser`, a fresh episode (:class:`~.session.SessionEnv`, padded by
+    :class:`~.noise.NoisyEnv` in noisy mode) and the strategy. A run the strategy cannot fit in the
+    budget (:class:`~contextfold.core.errors.ContextBudgetError`) scores 0. Scoring is slow (the
+    evaluator rebuilds the database twice), so a score is cached under a key holding everything the
+    evaluator reads (:meth:`score_key`); runs that differ only by repeated reads and restores share
+    it.
+    """
 
     def __init__(
         self,
@@ -392,7 +388,12 @@ def run_matrix(
 
 
 def aggregate(results: Sequence[RunResult]) -> list[dict[str, Any]]:
-    """One row per domain x setting, with exactly :data:`ROW_KEYS`; means over tasks."""
+    """One row per domain x setting, with exactly :data:`ROW_KEYS`; means over tasks.
+
+    ``prompt_tokens``: prompt tokens sent over a session, cumulative; ``peak_context_tokens``: the
+    largest prompt of a session; ``cost_usd``: its cost under the matrix's price table
+    (:class:`Metering`).
+    """
     groups: dict[tuple[str, Setting], list[RunResult]] = {}
     for r in results:
         groups.setdefault((r.domain, r.setting), []).append(r)
