@@ -17,7 +17,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 LLAMA_KEY := $(shell printf '%s' '$(LLAMA_SPEC) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
 LLAMA_WHEELS ?= $(HOME)/.cache/contextfold/llama-wheels/$(LLAMA_KEY)
 
-.PHONY: setup browser postgres npm demo test test-fast lint typecheck unit docs docs-check results bench clean
+.PHONY: setup browser postgres npm demo test test-fast lint typecheck unit docs docs-check results clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

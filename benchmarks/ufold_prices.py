@@ -1,10 +1,10 @@
 """Sufficiency-session cost under both price tables: full against the model-free ufold (or
 the strategies named with ``-s``).
 
-``bench sufficiency`` prices a session under the default table only; this runs the same oracle
-sessions (tau2 tasks, noisy or normal, one budget) and prices every call the agent made under
-each table in ``PRICE_TABLES`` (the same call records, so only the prices differ). Means per
-task. Usage::
+``bench sufficiency --prices TABLE`` prices the sessions under one table a run; this runs the
+same oracle sessions (tau2 tasks, noisy or normal, one budget) once and prices every call the
+agent made under each table in ``PRICE_TABLES`` (the same call records, so only the prices
+differ). Means per task. Usage::
 
     PYTHONPATH=src .venv/bin/python benchmarks/ufold_prices.py airline 50 [--normal] \
         [-s full -s refold -s "refold prices=openai" ...] [--budget N|none]

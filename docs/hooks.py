@@ -3,6 +3,8 @@
 - ``<!-- options: NAME -->`` in a page becomes the table of strategy NAME's options, read from
   its pydantic ``Config`` (name, default, description), so the options are written once, in
   the code.
+- ``<!-- cli: COMMAND -->`` becomes the table of a command's arguments and options (``replay``,
+  ``bench sufficiency``), read from the typer app: its ``--help``, as a table.
 - The docstrings use Sphinx roles (``:class:`~contextfold.core.view.View```); in the reference
   pages they become plain code names (``View``).
 """
@@ -15,6 +17,7 @@ from typing import Any
 from contextfold.strategies.registry import strategy_class
 
 _OPTIONS = re.compile(r"<!-- options: ([\w.:-]+) -->")
+_CLI = re.compile(r"<!-- cli: ([\w -]+?) -->")
 _ROLE = re.compile(r":(?:class|meth|func|mod|data|attr|exc|obj):<code>(~?)([^<]+)</code>")
 
 
@@ -36,7 +39,44 @@ def options_table(name: str) -> str:
     return "\n".join(rows) if len(rows) > 2 else "It has no options."
 
 
+def cli_table(name: str) -> str:
+    """Markdown: a command's help, then a row per argument and visible option."""
+    from typer.core import TyperArgument, TyperGroup
+    from typer.main import get_command
+
+    from contextfold.cli import app
+
+    command: Any = get_command(app)
+    for part in name.split():
+        if not isinstance(command, TyperGroup) or part not in command.commands:
+            raise ValueError(f"<!-- cli: {name} -->: no such command")
+        command = command.commands[part]
+    rows = ["| argument or option | default | what it does |", "|---|---|---|"]
+    for param in command.params:
+        if getattr(param, "hidden", False) or param.name == "help":
+            continue
+        names = ", ".join(f"`{n}`" for n in (*param.opts, *param.secondary_opts))
+        if isinstance(param, TyperArgument):
+            names = f"`{param.name.upper()}`"
+        rows.append(f"| {names} | {_default(param)} | {_cell(param.help or '')} |")
+    return "\n".join(rows)
+
+
+def _default(param: Any) -> str:
+    if param.required:
+        return "required"
+    value = param.default
+    if value is None or value == [] or param.show_default is False:
+        return ""
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`" if not param.is_flag else ("on" if value else "off")
+    if isinstance(value, list):
+        return ", ".join(f"`{v}`" for v in value)
+    return f"`{_cell(str(value))}`"
+
+
 def on_page_markdown(markdown: str, **_: Any) -> str:
+    markdown = _CLI.sub(lambda m: cli_table(m.group(1)), markdown)
     return _OPTIONS.sub(lambda m: options_table(m.group(1)), markdown)
 
 

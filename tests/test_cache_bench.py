@@ -1,4 +1,4 @@
-"""cache-bench on the real embedded engine (a short session: this machine is slow)."""
+"""`contextfold bench cache` on the real embedded engine (a short session: this machine is slow)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_engine_reports_evaluated_and_reused_tokens() -> None:
 def test_cli_writes_the_json_keys(tmp_path: Path) -> None:
     out = tmp_path / "cache.json"
     res = CliRunner().invoke(
-        app, ["cache-bench", "--steps", "4", "--threads", "1", "--json", str(out)]
+        app, ["bench", "cache", "--steps", "4", "--threads", "1", "--json", str(out)]
     )
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from contextfold.bench.replay import replay
 from contextfold.bench.report import replay_table
-from contextfold.bench.sufficiency.command import sufficiency_table
+from contextfold.bench.sufficiency.table import sufficiency_table
 from contextfold.cli import app
 from contextfold.core.meter import PRICE_TABLES, get_profile
 from contextfold.core.tokens import ApproxCounter
@@ -49,7 +49,7 @@ def _strict(text: str) -> Any:
     [
         ["replay", "{data}"],
         ["run", "--env", "tutorial:budget", "--model", "openai:none"],
-        ["cache-bench", "--steps", "2"],
+        ["bench", "cache", "--steps", "2"],
         ["bench", "sufficiency", "--domain", "airline"],
     ],
 )

@@ -13,7 +13,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from contextfold.cli import app
-from contextfold.commands.strategies import catalog_table, options_table
+from contextfold.commands.listings import catalog_table, options_table
 from contextfold.core.errors import ContextBudgetError
 from contextfold.session import Session
 from contextfold.strategies.catalog import StrategyInfo, catalog, describe

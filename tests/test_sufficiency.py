@@ -192,7 +192,7 @@ def test_rows_have_exactly_the_listed_keys() -> None:
 def test_the_cli_command_runs_the_matrix_and_writes_rows_and_a_plot(tmp_path: Path) -> None:
     import typer
 
-    from contextfold.bench.sufficiency.command import sufficiency
+    from contextfold.commands.bench import sufficiency
 
     app = typer.Typer()
     app.command()(sufficiency)
@@ -290,3 +290,40 @@ def test_a_cut_output_is_restored_one_range_of_lines_at_a_time() -> None:
     again = oracle.complete([*view, message, lacking], tools).message
     assert [json.loads(c.arguments) for c in again.tool_calls] == [{"step": 1, "lines": "3-9"}]
     assert oracle.recovery.stats.restores == 2
+
+
+def test_the_command_prices_and_counts_as_it_is_told(tmp_path: Path) -> None:
+    """``--prices``, ``--tokenizer`` and ``--profile`` reach every run; bad ones are one line."""
+    from contextfold.cli import app
+
+    argv = ["bench", "sufficiency", "--domain", "telecom", "--task", PHONE, "--workers", "1"]
+    rows = {}
+    for extra in ([], ["--prices", "openai"], ["--tokenizer", "smollm2"]):
+        out = tmp_path / "rows.json"
+        res = CliRunner().invoke(app, [*argv, *extra, "--json", str(out)])
+        assert res.exit_code == 0, res.output
+        rows[" ".join(extra)] = json.loads(out.read_text())[0]
+    plain, openai, smol = rows[""], rows["--prices openai"], rows["--tokenizer smollm2"]
+    assert openai["prompt_tokens"] == plain["prompt_tokens"]
+    assert openai["cost_usd"] != plain["cost_usd"]
+    assert smol["prompt_tokens"] != plain["prompt_tokens"]
+    for bad, message in (("--prices", "unknown price table"), ("--profile", "unknown model")):
+        res = CliRunner().invoke(app, [*argv, bad, "nope"])
+        assert res.exit_code == 2 and message in res.output
+
+
+def test_save_experience_writes_what_each_strategy_learned(tmp_path: Path) -> None:
+    from contextfold.cli import app
+    from contextfold.core.experience_file import load_experiences
+
+    out = tmp_path / "exp.json"
+    argv = ["bench", "sufficiency", "--domain", "airline", "-s", "refold", "-s", "full"]
+    argv += ["--tasks", "2", "--save-experience", str(out)]
+    res = CliRunner().invoke(app, argv)
+    assert res.exit_code == 2 and "needs --learn" in res.output and not out.exists()
+    res = CliRunner().invoke(app, [*argv, "--learn", "--both"])
+    assert res.exit_code == 2 and "one mode" in res.output
+    res = CliRunner().invoke(app, [*argv, "--learn"])
+    assert res.exit_code == 0, res.output
+    learned = load_experiences(out)
+    assert list(learned) == ["refold"] and len(learned["refold"].lengths) == 2

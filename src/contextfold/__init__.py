@@ -1,22 +1,11 @@
 """contextfold: a context runtime for long-horizon LLM agents.
 
-The history is append-only; a strategy renders a compact view of it before every model call,
-recording an elision for everything it leaves out. :class:`Session` is the front door: give it
-the conversation in OpenAI format before each call, send what it returns
-(``session.prepare(messages, tools)``), and let it answer its own tools
-(``session.call_tool(name, arguments)``).
-
-Here is what a user needs: the session, the message types, the strategies, the stores and the
-errors. Everything else (the agent loop, the models, the replay harness, the meter) is
-importable from its module. Importing this package loads none of them (nor numpy or a model
-engine): each name below is imported the first time it is used.
-
-Errors (see :mod:`contextfold.core.errors`)::
-
-    ContextFoldError
-    ├── MessageFormatError, HistoryError, StoreError (StoreConflictError), ViewError
-    ├── ConfigError, TokenizerError, ImportFormatError, ModelError
-    └── ContextBudgetError
+The history is append-only; before every model call a strategy renders a compact view of it,
+with an elision for everything it leaves out. :class:`Session` is the front door: ``prepare``
+the conversation before each call, send what it returns, and let ``call_tool`` answer the
+strategy's own tools. The names here are what a user needs, each imported the first time it is
+used (importing the package loads no model engine); the exception tree is drawn in
+:mod:`contextfold.core.errors`.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """The agent loop: ReAct with native tool calls, a strategy rendering every prompt.
 
-Before every model call the strategy renders a view of the history; the view is checked, metered
-and stored with its usage, so any live run can be replayed and exported later. Tools run and
-their results join the assistant message as one step. A malformed call (bad JSON, unknown tool,
-arguments the tool refuses) becomes an error result the agent sees, and is counted; it never
-crashes the run. A strategy that folds with a model (:class:`~contextfold.core.protocols.Folding`)
-folds before the render, metered apart. A view over the context budget triggers the strategy's
-forced compaction (counted); still over, :class:`~contextfold.core.errors.ContextBudgetError`,
-with nothing lost (:mod:`contextfold.core.pipeline`, as everywhere a view is prepared).
+Every view is checked, metered and stored with its usage, so any live run can be replayed and
+inspected later; a malformed tool call becomes an error result the model sees, never a crash.
 """
 
 from __future__ import annotations
@@ -62,7 +56,16 @@ class AgentResult:
 
 
 class Agent:
-    """Runs one session: model, strategy, environment and (optionally) a simulated user."""
+    """Runs one session: model, strategy, environment and (optionally) a simulated user.
+
+    Before every model call the strategy's view is prepared as everywhere else
+    (:mod:`contextfold.core.pipeline`): a strategy that folds with a model
+    (:class:`~contextfold.core.protocols.Folding`) folds first, metered apart; a view over the
+    budget triggers the strategy's forced compaction (counted), and one still over raises
+    :class:`~contextfold.core.errors.ContextBudgetError` with nothing lost. Tools run and their
+    results join the assistant message as one step; a call with bad JSON, an unknown tool or
+    arguments the tool refuses becomes an error result, counted in ``tool_errors``.
+    """
 
     def __init__(
         self,

@@ -1,21 +1,7 @@
 """Resuming a session after a crash: the stored history goes on where it stopped.
 
-:func:`resume` takes a history reopened with :meth:`History.open` and a fresh strategy,
-environment and user simulator, and brings them to where the run stopped before the loop goes
-on:
-
-- the strategy observes every stored step, in order (as it did live);
-- the environment's state is rebuilt by running the agent's recorded tool calls again, in
-  order, their outputs discarded (the stored results stay what the agent saw); the strategy's
-  own tools (``restore``, ``recall``) change no environment and are not rerun;
-- the step cap counts the model calls already made: one per stored assistant step, less an
-  opening greeting (step 0 from the agent, which no model wrote);
-- whoever speaks next speaks: the model after a user message or tool results, the user after an
-  agent's reply that called no tool (a run without a user simulator had ended there).
-
-The user simulator must derive its state from the conversation (as
-:class:`~contextfold.envs.tau2_user.Tau2User` does). Traffic the simulator keeps outside the
-history (telecom's phone tools) is not stored, so it is not replayed.
+The strategy and the environment are brought to the state the run had, without calling the model
+for anything already recorded.
 """
 
 from __future__ import annotations
@@ -47,7 +33,24 @@ def resume(
     """Continue ``history`` for what is left of ``max_steps`` model calls.
 
     ``make_agent`` must build its agent on this ``history``, ``strategy`` and ``env``, with one
-    shared meter (the run may take two legs: the model's turn, then the user's)."""
+    shared meter (the run may take two legs: the model's turn, then the user's).
+
+    What it does, in order, with a history reopened by :meth:`History.open` and a fresh strategy,
+    environment and user simulator:
+
+    - the strategy observes every stored step, in order (as it did live);
+    - the environment's state is rebuilt by running the agent's recorded tool calls again, in
+      order, their outputs discarded (the stored results stay what the agent saw); the strategy's
+      own tools (``restore``, ``recall``) change no environment and are not rerun;
+    - the step cap counts the model calls already made: one per stored assistant step, less an
+      opening greeting (step 0 from the agent, which no model wrote);
+    - whoever speaks next speaks: the model after a user message or tool results, the user after an
+      agent's reply that called no tool (a run without a user simulator had ended there).
+
+    The user simulator must derive its state from the conversation (as
+    :class:`~contextfold.envs.tau2_user.Tau2User` does). Traffic it keeps outside the history
+    (telecom's phone tools) is not stored, so it is not replayed.
+    """
     for step in history.steps:
         strategy.observe(step, history)
     replay_tools(history, env, strategy)

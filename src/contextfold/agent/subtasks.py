@@ -1,20 +1,7 @@
 """``subtask-fold``: the context-folding agent tutorial's agent mode.
 
-One run: (a) the model decomposes the task into 2..``max_subtasks`` subtasks (a numbered list;
-output with fewer than two items falls back to one subtask, the whole task, and is counted as
-malformed; extra items are merged into the last, and a reply cut off at its token cap
-loses its last item); (b) each subtask runs a short tool loop
-(:class:`~contextfold.agent.Agent`, ``steps_per_subtask`` model calls at most) on a fresh
-:class:`~contextfold.core.history.History` whose user message carries the task, the summaries of
-the earlier subtasks and the current subtask; (c) the finished subtask is folded: the model sums
-up its work log in 1-2 sentences (capped at ``summary_chars``; an empty summary falls back to the
-subtask's own answer and is counted); (d) the final answer is synthesized from the summaries
-only (no tools).
-
-Folding is by construction: a subtask's raw tool traffic lives only in its own History and the
-fold call that condenses it; no later prompt holds it. All usage goes on one
-:class:`~contextfold.core.meter.Meter`: subtask calls as agent calls (``meter.calls``),
-decomposition, folding and synthesis as folder calls (``meter.folds``: the fold figures).
+Decompose the task, solve each subtask with tools in a history of its own, fold each into a
+short summary, answer from the summaries: a subtask's raw tool traffic reaches no later prompt.
 """
 
 from __future__ import annotations
@@ -153,6 +140,19 @@ class SubtaskAgent:
     Every run accounts on :attr:`meter` (the one given, or a new one). ``max_tokens`` caps each
     subtask call's reply; ``counter`` counts the subtask histories' tokens (approximate by
     default).
+
+    One run: (a) the model decomposes the task into 2..``max_subtasks`` subtasks (a numbered list;
+    output with fewer than two items falls back to one subtask, the whole task, and is counted as
+    malformed; extra items are merged into the last, and a reply cut off at its token cap loses its
+    last item); (b) each subtask runs a short tool loop (:class:`~contextfold.agent.Agent`,
+    ``steps_per_subtask`` model calls at most) on a fresh History whose user message carries the
+    task, the summaries of the earlier subtasks and the current subtask; (c) the finished subtask
+    is folded: the model sums up its work log in 1-2 sentences (capped at ``summary_chars``; an
+    empty summary falls back to the subtask's own answer and is counted); (d) the final answer is
+    synthesized from the summaries only (no tools).
+
+    Subtask calls go on the meter as agent calls (``meter.calls``); decomposition, folding and
+    synthesis as folder calls (``meter.folds``: the fold figures).
     """
 
     def __init__(

@@ -1,16 +1,8 @@
 """Prefix caching on a real engine: one scripted session, four ways of rendering it.
 
-The session is a coding agent's: it reads files, runs tests, greps, and reads files again after
-edits. Each mode plays it through a fresh embedded engine (its own prompt cache), asking for one
-token per call so that only prompt evaluation is measured; the engine reports how many prompt
-tokens it evaluated and how many it reused from its cache.
-
-- ``full``: the whole history, append-only.
-- ``per-step``: refold's fold, supersede and dedup re-rendered at every step (boundary advancing
-  every step, window 1): a re-read turns the earlier copy into a stub at once, so the prompt
-  changes early and often. This is ReFold's "per-step rendering".
-- ``chunked-same-ops``: the same operators with refold's chunked boundary and cost rule.
-- ``chunked``: refold with its defaults (masking settled outputs too).
+Each mode plays the same coding session through a fresh embedded engine, one-token replies so
+that only prompt evaluation is measured, and keeps what the engine says it evaluated and reused:
+the cache a real engine has, where replay counts reuse in 16-token blocks.
 """
 
 from __future__ import annotations
@@ -70,7 +62,11 @@ class ModeResult:
 
 
 def scripted_session(steps: int, *, seed: int = 0) -> list[tuple[Message, ...]]:
-    """A deterministic coding session of ``steps`` steps (the first is the task)."""
+    """A deterministic coding session of ``steps`` steps (the first is the task).
+
+    A coding agent's: it reads files, runs tests, greps, and reads files again after edits (a
+    file's content depends only on its name, so re-reads repeat).
+    """
     rng = random.Random(seed)
     files = [f"src/mod_{i}.py" for i in range(4)]
     session: list[tuple[Message, ...]] = [(UserMessage("The test test_total fails. Fix it."),)]
@@ -109,7 +105,17 @@ def cache_bench(
     modes: Sequence[str] = tuple(MODES),
     on_call: Callable[[str, int], None] | None = None,
 ) -> list[ModeResult]:
-    """Play the scripted session through a fresh model per mode; one-token replies."""
+    """Play the scripted session through a fresh model per mode; one-token replies.
+
+    The modes (:data:`MODES`):
+
+    - ``full``: the whole history, append-only.
+    - ``per-step``: refold's fold, supersede and dedup re-rendered at every step (boundary
+      advancing every step, window 1): a re-read turns the earlier copy into a stub at once, so the
+      prompt changes early and often (ReFold's "per-step rendering").
+    - ``chunked-same-ops``: the same operators with refold's chunked boundary and cost rule.
+    - ``chunked``: refold with its defaults (masking settled outputs too).
+    """
     session = [make_step(i, msgs, counter) for i, msgs in enumerate(scripted_session(steps))]
     results = []
     for mode in modes:

@@ -1,14 +1,5 @@
-"""Ray for sweeps: ``replay --ray`` and ``bench sufficiency --ray`` fan their trajectories or
-tasks out as Ray tasks, on a cluster (``--ray ADDRESS``) or a local one (``--ray`` alone).
-
-Each job is a plain function of picklable arguments (a trajectory and the replay's settings, or
-a task id and the settings of the sweep), so a Ray task computes exactly what the
-single-process loop computes; results are gathered in the order of the jobs, so the output is
-the same as without Ray (the timings aside). Folder models and the fold cache are built in each
-worker from a :class:`FolderChoice`, never shipped.
-
-A program that has already called ``ray.init`` (a test, a notebook) keeps its cluster: the
-sweep uses it and leaves it running.
+"""Ray for sweeps: ``replay --ray`` and ``bench sufficiency --ray`` run each trajectory or task as
+a Ray task, on a cluster or a local one, and give what the single-process run gives.
 """
 
 from __future__ import annotations
@@ -53,7 +44,14 @@ class FolderChoice:
 
 class RaySweep:
     """Runs jobs as Ray tasks, at most ``workers`` at once (a local cluster gets that many
-    CPUs; all of the cluster's when None)."""
+    CPUs; all of the cluster's when None).
+
+    Each job is a plain function of picklable arguments (a trajectory and the replay's settings, or
+    a task id and the settings of the sweep), so a Ray task computes exactly what the
+    single-process loop computes; results come back in the order of the jobs, the same as without
+    Ray (the timings aside). Folder models and the fold cache are built in each worker from a
+    :class:`FolderChoice`, never shipped.
+    """
 
     def __init__(self, ray: Any, workers: int | None) -> None:
         self._ray = ray
@@ -102,7 +100,11 @@ class RaySweep:
 @contextmanager
 def ray_sweep(address: str, *, workers: int | None = None) -> Iterator[RaySweep]:
     """Connect to the cluster at ``address`` (``local``: start one on this machine) for the
-    block; a cluster the program already joined is used as is."""
+    block; a cluster the program already joined is used as is.
+
+    A program that has already called ``ray.init`` (a test, a notebook) keeps its cluster: the
+    sweep uses it and leaves it running.
+    """
     try:
         import ray
     except ImportError as exc:

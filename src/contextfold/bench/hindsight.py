@@ -1,19 +1,8 @@
-"""The hindsight bound: the smallest view that loses no value a later call takes from the context.
+"""The hindsight bound: the smallest views that lose no value a later call takes from the context.
 
-Built with knowledge of the recorded future (``replay --hindsight``). At the call before step
-``c`` the view holds the system message, the latest user message, and the fewest tokens of
-whole earlier steps (an assistant message always with all its tool results) such that every
-value a call at step ``c`` or later needs (:class:`~contextfold.bench.availability.ArgIndex`) is
-held by a kept step, unless a step from ``c`` on holds it again before that call needs it.
-Which steps to keep is a weighted set cover over the steps, solved exactly by branch and bound
-(values held by one step only force it; the rest is searched with the smallest candidate set
-first and pruned by the cheapest step each open value still needs). A search that would pass
-:data:`NODE_LIMIT` nodes keeps the best cover found so far, and the call is counted in
-``inexact``.
-
-A strategy that never brings back what it dropped must keep such a set at every call to lose
-no value, so no such strategy sends fewer tokens with nothing lost: every strategy's prompt
-tokens are reported as a multiple of this row's.
+Built knowing the recorded future (``replay --hindsight``). A strategy that never brings back
+what it dropped must keep at least this much to lose nothing, so every strategy's prompt tokens
+are reported as a multiple of this row's.
 """
 
 from __future__ import annotations
@@ -41,7 +30,18 @@ class _Demand:
 
 
 class Hindsight:
-    """A replay-only strategy that renders the hindsight bound of one recorded trajectory."""
+    """A replay-only strategy that renders the hindsight bound of one recorded trajectory.
+
+    At the call before step ``c`` the view holds the system message, the latest user message, and
+    the fewest tokens of whole earlier steps (an assistant message always with all its tool
+    results) such that every value a call at step ``c`` or later needs
+    (:class:`~contextfold.bench.availability.ArgIndex`) is held by a kept step, unless a step from
+    ``c`` on holds it again before that call needs it. Which steps to keep is a weighted set cover,
+    solved exactly by branch and bound (values held by one step only force it; the rest is searched
+    with the smallest candidate set first and pruned by the cheapest step each open value still
+    needs). A search that would pass :data:`NODE_LIMIT` nodes keeps the best cover found so far,
+    and the call is counted in ``inexact``.
+    """
 
     name = "hindsight"
 

@@ -1,14 +1,7 @@
-"""Live runs of one task: build the model, the environment, the user, run the loop, score it.
+"""Live runs of one task: build the model, the environment and the user, run the loop, score it.
 
-Environments by spec: ``tau2:airline|retail|telecom`` (a task id is required; the user is
-simulated by a model on the same backend, with its own engine so each keeps its prompt cache)
-and ``tutorial:budget|study-plan`` (the task is the prompt; the answer is scored), and
-``workspace:TASK`` (real files in a temporary directory, scored by opening them; see
-:mod:`contextfold.bench.live_workspace`).
-
-With a store, the session is kept under an id unique per run (:func:`new_session_id`) or the one
-given; ``resume=True`` reopens that session and goes on where it stopped
-(:func:`contextfold.agent.resume.resume`).
+Environments by spec: ``tau2:DOMAIN`` (a task id; the user simulated by a model on the same
+backend), ``tutorial:TASK`` and ``workspace:TASK`` (:mod:`.live_workspace`).
 """
 
 from __future__ import annotations
@@ -22,7 +15,7 @@ from contextfold.bench.live_options import LiveOptions, LiveResult
 from contextfold.bench.live_workspace import run_workspace
 from contextfold.core.errors import ConfigError
 from contextfold.core.history import Step
-from contextfold.core.meter import Meter, get_profile
+from contextfold.core.meter import PRICE_TABLES, PROFILES, ModelProfile, PriceTable
 from contextfold.core.protocols import Model, Store
 from contextfold.core.tokens import TokenCounter
 from contextfold.strategies.folding import FolderSource
@@ -86,10 +79,20 @@ def run_live(
     session: str | None = None,
     resume: bool = False,
     folders: FolderSource | None = None,
+    profile: ModelProfile = PROFILES["smollm2-135m"],
+    prices: PriceTable = PRICE_TABLES["default"],
 ) -> LiveResult:
     """Run one task live and score it; ``resume``: continue the stored ``session``.
     ``folders`` gives the folder of a strategy that folds with a model (default: ``agent``,
-    another instance of the agent's model from ``make``)."""
+    another instance of the agent's model from ``make``); the meter measures the agent's
+    calls with ``profile`` (the embedded model's by default) under ``prices``.
+
+    A tau2 user runs on its own engine, so the agent's and the user's prompt caches stay apart; a
+    tutorial task's prompt is the task and its answer is scored; a workspace task runs in real
+    files in a temporary directory, scored by opening them. With a store, the session is kept under
+    an id unique per run (:func:`new_session_id`) or the one given; ``resume=True`` reopens it and
+    goes on where it stopped (:func:`contextfold.agent.resume.resume`).
+    """
     kind, _, name = env_spec.partition(":")
     runner = {"tau2": _run_tau2, "tutorial": _run_tutorial, "workspace": run_workspace}.get(kind)
     if runner is None or not name:
@@ -114,6 +117,8 @@ def run_live(
         resume,
         meta,
         folders,
+        profile,
+        prices,
     )
     return runner(name, task, options)
 
@@ -156,7 +161,7 @@ def _run_subtasks(spec: Any, task: str | None, o: LiveOptions) -> LiveResult:
     from contextfold.envs.calculator import CalculatorEnv
     from contextfold.envs.tutorial import score
 
-    meter = Meter(profile=get_profile("smollm2-135m"))
+    meter = o.meter()
     agent = SubtaskAgent(o.make(), CalculatorEnv(), meter=meter, counter=o.counter)
     run = agent.run(task or spec.prompt)
     if o.resume:

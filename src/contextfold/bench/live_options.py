@@ -17,7 +17,7 @@ from contextfold.agent.resume import resume as resume_run
 from contextfold.core.errors import ConfigError
 from contextfold.core.history import History, Step
 from contextfold.core.messages import SystemMessage
-from contextfold.core.meter import Meter, get_profile
+from contextfold.core.meter import PRICE_TABLES, PROFILES, Meter, ModelProfile, PriceTable
 from contextfold.core.protocols import Environment, Model, Store, Strategy, UserSimulator
 from contextfold.core.tokens import TokenCounter
 from contextfold.strategies.folding import FolderSource
@@ -81,6 +81,13 @@ class LiveOptions:
     resume: bool
     meta: dict[str, Any]
     folders: FolderSource
+    profile: ModelProfile = PROFILES["smollm2-135m"]
+    """What the meter measures the agent's model with (KV cache)."""
+    prices: PriceTable = PRICE_TABLES["default"]
+
+    def meter(self) -> Meter:
+        """A new meter of the agent's calls under the run's profile and prices."""
+        return Meter(prices=self.prices, profile=self.profile)
 
     def history(self, system: str) -> History:
         """A new history under ``system`` (kept in the store, when there is one), or the
@@ -115,7 +122,7 @@ class LiveOptions:
             env,
             history=history,
             user=user,
-            meter=meter or Meter(profile=get_profile("smollm2-135m")),
+            meter=meter or self.meter(),
             max_steps=self.max_steps if max_steps is None else max_steps,
             budget=self.budget,
             on_step=self.on_step,
@@ -129,7 +136,7 @@ class LiveOptions:
         if not (self.resume and len(history)):
             return self.agent(history, env, user).run(**first)
         strategy = build_strategy(self.strategy, folders=self.folders)
-        meter = Meter(profile=get_profile("smollm2-135m"))
+        meter = self.meter()
         model = self.make()  # one model (and prompt cache) for both legs of the resumed run
 
         def make_agent(leg_user: UserSimulator | None, steps: int) -> Agent:

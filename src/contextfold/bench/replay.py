@@ -1,19 +1,7 @@
 """Replay recorded trajectories through strategies and measure what each would have sent.
 
-For every trajectory, the steps are counted once and shared. Each strategy gets a fresh
-instance and a fresh :class:`~contextfold.core.history.History`; the recorded steps are appended
-one by one (``observe`` after each), and before every recorded assistant step the strategy
-renders the view it would send, which is checked and metered. Render time covers
-``render`` plus the view check, not the one-time token counting of new content.
-
-A strategy that folds with a model (:class:`~contextfold.core.protocols.Folding`) folds before
-each render exactly as in a live run, with the folder its
-:class:`~contextfold.strategies.folding.FolderSource` resolves (``--folder``); its folder
-calls are metered apart (the ``fold_*`` keys) and its fold time is not render time.
-
-Unless ``price_restores`` is off, a value a recorded call needs that its view left out but can
-give back is restored first, with a model call of its own (:mod:`~contextfold.bench.restores`):
-``restores`` and ``restore_cost_usd`` count those calls, and every other figure includes them.
+Each strategy sees the recorded steps one by one, exactly as in a live run (folds included), and
+before every recorded assistant step renders the view it would send, checked and metered.
 """
 
 from __future__ import annotations
@@ -178,7 +166,20 @@ def replay(
     replay ended with are in :attr:`ReplayResult.experiences`. With ``tool_schemas``, every
     prompt also carries the strategy's own tool schemas (:mod:`~contextfold.bench.schemas`).
     With ``price_restores`` (the default), restorable values a call needs are restored first,
-    each restore a call of its own (module doc)."""
+    each restore a call of its own (below).
+
+    For every trajectory the steps are counted once and shared. Each strategy gets a fresh instance
+    and a fresh History; the steps are appended one by one (``observe`` after each), and the view
+    before each recorded assistant step is checked and metered. Render time covers ``render`` plus
+    the view check, not the one-time token counting of new content. A strategy that folds with a
+    model (:class:`~contextfold.core.protocols.Folding`) folds before each render with the folder
+    ``folders`` resolves (``--folder``); its calls are metered apart (the ``fold_*`` keys) and its
+    fold time is not render time.
+
+    Unless ``price_restores`` is off, a value a recorded call needs that its view left out but can
+    give back is restored first, with a model call of its own (:mod:`~contextfold.bench.restores`):
+    ``restores`` and ``restore_cost_usd`` count those calls, and every other figure includes them.
+    """
     labels = [spec_label(s) for s in specs] + (["hindsight"] if hindsight else [])
     if len(set(labels)) != len(labels):
         raise ContextFoldError(f"strategies repeat a label: {labels}")

@@ -1,21 +1,8 @@
 """Restore pricing: replay pays for what a live agent would do to get back what a view left out.
 
-Before each recorded call, :class:`~contextfold.bench.availability.ArgTally` checks the view the
-strategy rendered. When a value the call needs is not in view but an elision can give it back
-(restorable), a live agent would call the strategy's restore tool first, and the replay does the
-same: that **restore call** sends the view as rendered and a short completion (the restore
-calls, their tokens counted), and its step (the assistant's restore calls and the results the
-strategy's own :meth:`~contextfold.core.protocols.ToolProvider.call_tool` answers) is appended
-to the history. The strategy observes it and renders again, and the recorded call is made on
-that view. From then on the restored text is in the history like any restore's result, kept or
-not as the strategy's own restore handling keeps it, and a later call finds its values there.
-
-Which pieces the agent restores: for each value in turn, unless a piece already chosen for this
-call gives it back, the piece that gives it back in the fewest characters (an elision's restore
-path over a step holding it; the latest step on a tie), as an agent that knows what it is
-looking for would pick the stub that holds it. What a ``restore`` path would answer is read
-from the history (:func:`~contextfold.strategies.restore.restore_text`, which has no side
-effects); another tool's path (``recall``) is taken to give back the steps it covers.
+A value a recorded call needs that the view left out but can give back is restored first, with a
+model call of its own, as a live agent would; without it, a strategy that removes much and
+restores often would look cheaper than it is.
 """
 
 from __future__ import annotations
@@ -39,7 +26,17 @@ __all__ = ["RestorePricing", "choose_restores", "restore_step"]
 @dataclass(slots=True)
 class RestorePricing:
     """Checks one strategy's views of one trajectory (:class:`ArgTally`) and, when ``priced``,
-    makes the restores they call for (module doc)."""
+    makes the restores they call for (below).
+
+    Before each recorded call, :class:`~contextfold.bench.availability.ArgTally` checks the view
+    the strategy rendered. For a value not in view that an elision can give back, the **restore
+    call** sends the view as rendered and a short completion (its tokens counted), and its step
+    (the assistant's restore calls and the results the strategy's own
+    :meth:`~contextfold.core.protocols.ToolProvider.call_tool` answers) is appended to the history.
+    The strategy observes it and renders again, and the recorded call is made on that view. From
+    then on the restored text is in the history like any restore's result, kept or not as the
+    strategy's own restore handling keeps it.
+    """
 
     tally: ArgTally
     priced: bool = True
@@ -88,7 +85,15 @@ class _Piece:
 
 
 def choose_restores(wanted: Sequence[Wanted], view: View, history: History) -> list[_Piece]:
-    """The pieces an agent restores to get every ``wanted`` value back (module doc)."""
+    """The pieces an agent restores to get every ``wanted`` value back.
+
+    For each value in turn, unless a piece already chosen for this call gives it back, the piece
+    that gives it back in the fewest characters (an elision's restore path over a step holding it;
+    the latest step on a tie), as an agent that knows what it is looking for would pick the stub
+    that holds it. What a ``restore`` path would answer is read from the history
+    (:func:`~contextfold.strategies.restore.restore_text`, which has no side effects); another
+    tool's path (``recall``) is taken to give back the steps it covers.
+    """
     pieces = _pieces(view, history)
     chosen: list[_Piece] = []
     for want in wanted:

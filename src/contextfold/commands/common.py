@@ -1,85 +1,80 @@
-"""What the command modules share: consoles, option types, checks, saving, failing."""
+"""What the command modules share besides options (:mod:`.options`): the consoles, the
+command class that still parses old spellings, checks made before any work, saving, failing.
+"""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import Progress
+from typer.core import TyperCommand
 
 from contextfold.bench.args import check_specs, check_writable
 from contextfold.bench.output import save_json
 from contextfold.bench.report import progress_bar
+from contextfold.commands.options import ALIASES, LOCAL_RAY, REMOVED_IN
 from contextfold.core.errors import ContextFoldError
 
+if TYPE_CHECKING:
+    from contextfold.bench.cluster import FolderChoice
+    from contextfold.core.experience import Experience
+
 __all__ = [
-    "DEFAULT_PROFILE",
-    "LOCAL_RAY",
-    "BaseUrlOpt",
-    "BudgetOpt",
-    "ExperienceOpt",
-    "FoldCacheOpt",
-    "FolderOpt",
-    "LearnOpt",
-    "NoFoldCacheOpt",
-    "PricesOpt",
-    "ProfileOpt",
-    "RayOpt",
-    "StrategyOpt",
-    "ThreadsOpt",
-    "TokenizerOpt",
-    "ToolSchemasOpt",
+    "Command",
     "check_args",
     "console",
     "err_console",
     "fail",
+    "folder_choice",
+    "load_experience",
     "make_progress",
     "print_skipped",
     "ray_argv",
+    "respell",
     "save",
 ]
 
 console = Console()
 err_console = Console(stderr=True)
 
-StrategyOpt = Annotated[
-    list[str],
-    typer.Option("--strategy", "-s", help="Strategy name, 'name key=value', dotted path or YAML."),
-]
-DEFAULT_PROFILE = "qwen3-8b"
-"""The model profile of ``replay`` and ``demo`` unless ``--model-profile`` names another."""
-ProfileOpt = Annotated[
-    str, typer.Option("--model-profile", "-m", help="KV-cache shape and tokenizer of the model.")
-]
-TokenizerOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="Token counter: approx, smollm2, PATH.gguf or PATH/tokenizer.json. "
-        "Default: the profile's own."
-    ),
-]
-PricesOpt = Annotated[str, typer.Option(help="Price table: default (CarryOn's) or openai.")]
-FolderOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="Folder model of strategies that fold with one and name none: local, "
-        "openai:NAME (with --base-url), scripted, or agent (live runs)."
-    ),
-]
-BaseUrlOpt = Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")]
-FoldCacheOpt = Annotated[
-    Path | None,
-    typer.Option(help="Fold cache file (default: ~/.cache/contextfold/folds.sqlite)."),
-]
-NoFoldCacheOpt = Annotated[
-    bool, typer.Option("--no-fold-cache", help="Call the folder even for inputs seen before.")
-]
-ThreadsOpt = Annotated[
-    int, typer.Option(min=1, help="CPU threads of the embedded engine (1 on a busy machine).")
-]
-BudgetOpt = Annotated[int | None, typer.Option(min=1, help="Context budget in tokens.")]
+
+class Command(TyperCommand):
+    """A command that parses the old spellings of its options (:data:`.options.ALIASES`) as
+    the new ones, saying so on stderr (they stay out of ``--help``'s option list), and whose
+    help paragraphs reflow to the terminal (typer keeps a docstring's line breaks)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        paragraphs = inspect.cleandoc(self.help or "").split("\n\n")
+        self.help = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        names = {name for param in self.params for name in param.opts}
+        return super().parse_args(ctx, respell(args, names))
+
+
+def respell(args: list[str], names: set[str]) -> list[str]:
+    """``args`` with each old spelling of an option in ``names`` replaced by the new one
+    (``--model-profile=X`` too); nothing after ``--``."""
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            return out + args[i:]
+        old, eq, value = arg.partition("=")
+        new = ALIASES.get(old)
+        if new is None or new not in names:
+            out.append(arg)
+            continue
+        err_console.print(
+            f"[yellow]warning:[/yellow] {old} is now {new}; the old spelling goes in {REMOVED_IN}",
+            soft_wrap=True,
+        )
+        out.append(f"{new}{eq}{value}")
+    return out
 
 
 def check_args(specs: list[str], json_out: Path | None) -> None:
@@ -91,7 +86,31 @@ def check_args(specs: list[str], json_out: Path | None) -> None:
         fail(str(exc))
 
 
+def load_experience(path: Path | None, save: Path | None) -> dict[str, Experience]:
+    """The experiences ``--experience`` names (none: empty), with ``--save-experience``
+    checked writable: a bad file is one line before any work."""
+    from contextfold.core.experience_file import load_experiences
+
+    try:
+        check_writable(save, option="--save-experience")
+        return load_experiences(path) if path is not None else {}
+    except ContextFoldError as exc:
+        fail(str(exc))
+
+
+def folder_choice(
+    folder: str | None, base_url: str | None, cache: Path | None, no_cache: bool, threads: int
+) -> FolderChoice:
+    """The ``--folder`` settings, picklable (Ray workers build their folders from them)."""
+    from contextfold.bench.cluster import FolderChoice
+    from contextfold.strategies.folding import default_cache_path
+
+    path = None if no_cache else str(cache or default_cache_path())
+    return FolderChoice(folder, base_url, path, threads)
+
+
 def save(path: Path | None, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` (if given); exit 1, the data printed, if it fails."""
     if path is not None and not save_json(path, data, out=console, err=err_console):
         raise typer.Exit(1)
 
@@ -101,6 +120,7 @@ def make_progress() -> Progress:
 
 
 def fail(message: str) -> NoReturn:
+    """One line on stderr and exit 2: the CLI's answer to bad input."""
     err_console.print(f"[red]error:[/red] {message}", soft_wrap=True)
     raise typer.Exit(2)
 
@@ -111,46 +131,6 @@ def print_skipped(messages: list[str], limit: int, label: str) -> None:
     if len(messages) > limit:
         more = len(messages) - limit
         err_console.print(f"[yellow]{label}:[/yellow] ... and {more} more (all in --json)")
-
-
-RayOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="Fan the work out as Ray tasks: on the cluster at ADDRESS (host:6379, "
-        "ray://host:10001, auto), or on a local cluster with --ray alone (or --ray local).",
-        metavar="[ADDRESS]",
-    ),
-]
-
-ToolSchemasOpt = Annotated[
-    bool,
-    typer.Option(
-        "--tool-schemas",
-        help="Count each strategy's own tool schemas (restore, recall) in every prompt, as a "
-        "deployment sends them; full offers none.",
-    ),
-]
-LearnOpt = Annotated[
-    bool,
-    typer.Option(
-        "--learn",
-        help="Strategies that bet on the calls to come (refold, carryon, ufold) learn from the "
-        "sessions that ended before: one experience per strategy, sessions in order.",
-    ),
-]
-
-ExperienceOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--experience",
-        help="Start each strategy from what the runs saved with --save-experience taught it "
-        "(frozen unless --learn; matched by strategy label).",
-    ),
-]
-
-
-LOCAL_RAY = "local"
-"""The ``--ray`` value that starts a local Ray cluster (what a bare ``--ray`` means)."""
 
 
 def ray_argv(argv: list[str]) -> list[str]:

@@ -19,14 +19,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from contextfold.bench.report import money, short_count
-from contextfold.commands.common import (
-    DEFAULT_PROFILE,
+from contextfold.commands.common import check_args, console, fail
+from contextfold.commands.options import (
     ProfileOpt,
-    StrategyOpt,
+    StrategiesOpt,
     ThreadsOpt,
-    check_args,
-    console,
-    fail,
+    resolve_counter_for,
+    resolve_profile,
 )
 from contextfold.core.errors import ContextFoldError
 from contextfold.core.messages import UserMessage
@@ -59,8 +58,8 @@ _INTRO = (
 
 
 def demo(
-    strategy: StrategyOpt = [],  # noqa: B006  (typer reads the default)
-    model_profile: ProfileOpt = DEFAULT_PROFILE,
+    strategy: StrategiesOpt = [],  # noqa: B006  (typer reads the default)
+    profile: ProfileOpt = None,
     live: Annotated[
         bool,
         typer.Option("--live/--no-live", help="After the replay, run the embedded model live."),
@@ -68,14 +67,17 @@ def demo(
     steps: Annotated[int, typer.Option(min=1, help="Agent steps of the live run.")] = 8,
     threads: ThreadsOpt = 2,
 ) -> None:
-    """Replay the sample sessions that ship with contextfold through the main strategies, run
-    the embedded model live for a few steps, and say which strategy did best."""
+    """Replay the bundled sample sessions, run the embedded model live, name the best.
+
+    The samples go through the main strategies (no model, a second) under both price tables;
+    then the embedded model runs a calculator task for a few steps; a verdict closes it.
+    """
     specs = strategy or DEMO_STRATEGIES
     if "full" not in specs:
         specs = ["full", *specs]  # every figure is a ratio to it
     check_args(specs, None)
     try:
-        results, title = _replay(specs, model_profile)
+        results, title = _replay(specs, profile)
     except ContextFoldError as exc:
         fail(str(exc))
     console.print(_INTRO, end="\n\n")
@@ -86,16 +88,15 @@ def demo(
     _print_verdict(results, outcome)
 
 
-def _replay(specs: list[str], profile_name: str) -> tuple[dict[str, ReplayResult], str]:
+def _replay(specs: list[str], profile_name: str | None) -> tuple[dict[str, ReplayResult], str]:
     """The sample replayed once per price table (the same views; only the prices differ)."""
     from contextfold.bench.replay import replay
-    from contextfold.core.counters import resolve_counter
-    from contextfold.core.meter import PRICE_TABLES, get_profile
+    from contextfold.core.meter import PRICE_TABLES
     from contextfold.importers import iter_trajectories
     from contextfold.strategies.folding import FolderSource
 
-    profile = get_profile(profile_name)
-    counter = resolve_counter(profile.tokenizer)
+    profile = resolve_profile(profile_name)
+    counter = resolve_counter_for(None, profile)
     sample = Path(str(resources.files("contextfold") / "data"))
     results = {
         table: replay(

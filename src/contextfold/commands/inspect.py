@@ -8,16 +8,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from contextfold.commands.common import (
+from contextfold.commands.common import check_args, console, fail, print_skipped
+from contextfold.commands.options import (
+    DEFAULT_PRICES,
+    BaseUrlOpt,
     BudgetOpt,
     FolderOpt,
     PricesOpt,
     ProfileOpt,
     TokenizerOpt,
-    check_args,
-    console,
-    fail,
-    print_skipped,
+    resolve_prices,
+    resolve_profile,
 )
 from contextfold.core.errors import ContextFoldError
 
@@ -33,8 +34,8 @@ def inspect(
     paths: Annotated[
         list[str],
         typer.Argument(
-            help="A store (run/serve --store: a SQLite file or a postgresql:// URL) or "
-            "trajectory files/folders."
+            help="A store (a SQLite file or a postgresql:// URL, as run --store and serve "
+            "--store write them) or trajectory files and folders."
         ),
     ],
     strategy: Annotated[
@@ -47,17 +48,22 @@ def inspect(
     export: Annotated[
         Path | None, typer.Option(help="Write a static site (page + JSON) here and exit.")
     ] = None,
-    model_profile: ProfileOpt = "qwen3-8b",
+    profile: ProfileOpt = None,
     tokenizer: TokenizerOpt = None,
-    prices: PricesOpt = "default",
+    prices: PricesOpt = DEFAULT_PRICES,
     budget: BudgetOpt = None,
     folder: FolderOpt = None,
+    base_url: BaseUrlOpt = None,
 ) -> None:
-    """Show, call by call, the full history against the view each strategy sent: elisions,
-    provenance, the cache break, and plots of tokens, cost and reuse per strategy."""
+    """Show, call by call, the full history beside the view each strategy sent.
+
+    A local page (or a static site with --export): elisions, provenance, the cache break, and
+    plots of tokens, cost and reuse per strategy.
+    """
     check_args(strategy or [], None)
     try:
-        catalog = _catalog(paths, strategy, model_profile, tokenizer, prices, budget, folder)
+        folders = (folder, base_url)
+        catalog = _catalog(paths, strategy, profile, tokenizer, prices, budget, folders)
     except ContextFoldError as exc:
         fail(str(exc))
     print_skipped(catalog.skipped, 5, "skipped")
@@ -70,26 +76,24 @@ def inspect(
 def _catalog(
     paths: list[str],
     specs: list[str] | None,
-    profile_name: str,
+    profile_name: str | None,
     tokenizer: str | None,
     prices: str,
     budget: int | None,
-    folder: str | None,
+    folder: tuple[str | None, str | None],
 ) -> Catalog:
+    """Every session of ``paths`` under each strategy; a bad option fails before any page."""
     try:
         from contextfold.inspect import Setup, collect
         from contextfold.inspect.sources import is_store
     except ImportError as exc:
         raise ContextFoldError(f"inspect needs {exc.name}: {INSTALL_HINT}") from exc
-    from contextfold.core.meter import PRICE_TABLES, get_profile
     from contextfold.strategies.folding import FoldCache, FolderSource
     from contextfold.strategies.registry import build_strategy
 
-    profile = get_profile(profile_name)
-    if prices not in PRICE_TABLES:
-        raise ContextFoldError(f"unknown price table {prices!r}; choose {', '.join(PRICE_TABLES)}")
-    folders = FolderSource(default=folder, cache=FoldCache())
-    setup = Setup(PRICE_TABLES[prices], profile, budget, folders)
+    profile = resolve_profile(profile_name)
+    folders = FolderSource(default=folder[0], base_url=folder[1], cache=FoldCache())
+    setup = Setup(resolve_prices(prices), profile, budget, folders)
     chosen = strategy_list(specs, stores_only=all(is_store(p) for p in paths))
     for spec in chosen:  # a bad spec fails here, before any page is served
         build_strategy(spec, folders=folders)

@@ -12,27 +12,37 @@ import typer
 
 from contextfold.bench.output import plural
 from contextfold.commands.common import (
+    check_args,
+    console,
+    err_console,
+    fail,
+    folder_choice,
+    load_experience,
+    make_progress,
+    print_skipped,
+    save,
+)
+from contextfold.commands.options import (
+    DEFAULT_PRICES,
     BaseUrlOpt,
     BudgetOpt,
     ExperienceOpt,
     FoldCacheOpt,
     FolderOpt,
+    JsonOpt,
     LearnOpt,
     NoFoldCacheOpt,
     PricesOpt,
     ProfileOpt,
     RayOpt,
-    StrategyOpt,
+    SaveExperienceOpt,
+    StrategiesOpt,
     ThreadsOpt,
     TokenizerOpt,
     ToolSchemasOpt,
-    check_args,
-    console,
-    err_console,
-    fail,
-    make_progress,
-    print_skipped,
-    save,
+    resolve_counter_for,
+    resolve_prices,
+    resolve_profile,
 )
 from contextfold.core.errors import ContextFoldError
 
@@ -48,12 +58,12 @@ __all__ = ["replay"]
 
 def replay(
     paths: Annotated[list[Path], typer.Argument(help="Trajectory files or folders.")],
-    strategy: StrategyOpt = ["full"],  # noqa: B006  (typer reads the default)
-    model_profile: ProfileOpt = "qwen3-8b",
+    strategy: StrategiesOpt = ["full"],  # noqa: B006  (typer reads the default)
+    profile: ProfileOpt = None,
     budget: BudgetOpt = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write results here.")] = None,
+    json_out: JsonOpt = None,
     tokenizer: TokenizerOpt = None,
-    prices: PricesOpt = "default",
+    prices: PricesOpt = DEFAULT_PRICES,
     folder: FolderOpt = None,
     base_url: BaseUrlOpt = None,
     limit: Annotated[
@@ -62,17 +72,17 @@ def replay(
     fold_cache: FoldCacheOpt = None,
     no_fold_cache: NoFoldCacheOpt = False,
     hindsight: Annotated[
-        bool, typer.Option("--hindsight", help="Add the hindsight bound (see the README).")
+        bool,
+        typer.Option(
+            "--hindsight",
+            help="Add the hindsight bound: the smallest views that lose no value a later call "
+            "takes, found knowing the recorded future; prompt tokens also as a multiple of it.",
+        ),
     ] = False,
     threads: ThreadsOpt = 2,
     learn: LearnOpt = False,
     experience: ExperienceOpt = None,
-    save_experience: Annotated[
-        Path | None,
-        typer.Option(
-            "--save-experience", help="With --learn: write what each strategy learned here."
-        ),
-    ] = None,
+    save_experience: SaveExperienceOpt = None,
     ray: RayOpt = None,
     workers: Annotated[
         int | None,
@@ -108,7 +118,7 @@ def replay(
     if save_experience is not None and not learn:
         fail("--save-experience needs --learn (without it nothing is learned)")
     check_args(strategy, json_out)
-    start = _experience(experience, save_experience)
+    start = load_experience(experience, save_experience)
     options = _ReplayOptions(
         budget,
         tokenizer,
@@ -122,27 +132,14 @@ def replay(
         by_source,
         restore_pricing,
     )
-    choice = _choice(folder, base_url, fold_cache, no_fold_cache, threads)
+    choice = folder_choice(folder, base_url, fold_cache, no_fold_cache, threads)
     try:
         folders = choice.source()
     except ContextFoldError as exc:
         fail(str(exc))
     _run_replay(
-        paths, strategy, model_profile, json_out, options, folders, choice, (start, save_experience)
+        paths, strategy, profile, json_out, options, folders, choice, (start, save_experience)
     )
-
-
-def _experience(path: Path | None, save: Path | None) -> dict[str, Experience]:
-    """The experiences ``--experience`` names (none: empty); ``--save-experience`` must be
-    writable. A bad file is a clear error before any work."""
-    from contextfold.bench.args import check_writable
-    from contextfold.core.experience_file import load_experiences
-
-    try:
-        check_writable(save, option="--save-experience")
-        return load_experiences(path) if path is not None else {}
-    except ContextFoldError as exc:
-        fail(str(exc))
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,17 +155,6 @@ class _ReplayOptions:
     tool_schemas: bool
     by_source: bool
     restore_pricing: bool = True
-
-
-def _choice(
-    folder: str | None, base_url: str | None, cache: Path | None, no_cache: bool, threads: int
-) -> FolderChoice:
-    """The ``--folder`` settings, picklable (Ray workers build their folders from them)."""
-    from contextfold.bench.cluster import FolderChoice
-    from contextfold.strategies.folding import default_cache_path
-
-    path = None if no_cache else str(cache or default_cache_path())
-    return FolderChoice(folder, base_url, path, threads)
 
 
 def _read(paths: list[Path], limit: int | None) -> list[Any]:
@@ -190,7 +176,7 @@ def _read(paths: list[Path], limit: int | None) -> list[Any]:
 def _run_replay(
     paths: list[Path],
     specs: list[str],
-    profile_name: str,
+    profile_name: str | None,
     json_out: Path | None,
     options: _ReplayOptions,
     folders: FolderSource,
@@ -199,15 +185,11 @@ def _run_replay(
 ) -> None:
     from contextfold.bench.replay import replay as run
     from contextfold.bench.report import replay_table
-    from contextfold.core.counters import resolve_counter
-    from contextfold.core.meter import PRICE_TABLES, get_profile
 
-    prices_name = options.prices
     try:
-        profile = get_profile(profile_name)
-        counter = resolve_counter(options.tokenizer or profile.tokenizer)
-        if prices_name not in PRICE_TABLES:
-            fail(f"unknown price table {prices_name!r}; known: {', '.join(PRICE_TABLES)}")
+        profile = resolve_profile(profile_name)
+        counter = resolve_counter_for(options.tokenizer, profile)
+        prices = resolve_prices(options.prices)
         start = time.perf_counter()
         items = _read(paths, options.limit)
         with ExitStack() as stack:
@@ -225,7 +207,7 @@ def _run_replay(
                 specs,
                 counter=counter,
                 profile=profile,
-                prices=PRICE_TABLES[prices_name],
+                prices=prices,
                 budget=options.budget,
                 on_trajectory=lambda _id: progress.advance(task),
                 folders=folders,

@@ -9,13 +9,13 @@ from typing import Annotated
 
 import typer
 
-from contextfold.commands.common import (
+from contextfold.commands.common import console, err_console, fail
+from contextfold.commands.options import (
     BudgetOpt,
     FolderOpt,
     ThreadsOpt,
-    console,
-    err_console,
-    fail,
+    TokenizerOpt,
+    resolve_profile,
 )
 from contextfold.core.errors import ContextFoldError
 
@@ -46,7 +46,7 @@ def serve(
         bool, typer.Option("--no-auth", help="No token (allowed on a loopback host only).")
     ] = False,
     budget: BudgetOpt = None,
-    tokenizer: Annotated[str, typer.Option(help="Token counter of the history.")] = "approx",
+    tokenizer: TokenizerOpt = None,
     folder: FolderOpt = None,
     upstream_key_env: Annotated[
         str | None,
@@ -121,7 +121,7 @@ def serve(
         no_auth=no_auth,
         host=host,
         budget=budget,
-        counter=tokenizer,
+        counter=tokenizer or resolve_profile(None).tokenizer,
         folder=folder,
         max_body=max_body,
         max_upstream_connections=max_upstream_connections,

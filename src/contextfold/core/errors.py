@@ -1,20 +1,5 @@
-"""The exception tree. Every error names the thing that is wrong and, where it can, what to do.
-
-::
-
-    ContextFoldError
-    ├── MessageFormatError     a chat message that is not valid OpenAI format
-    ├── HistoryError           an append that would break the history's invariants
-    ├── StoreError             a store that cannot be opened, or a session that is missing
-    │   └── StoreConflictError a write that lost a race (session exists, index not next)
-    ├── ViewError              a strategy rendered an invalid view (names strategy and step)
-    ├── ConfigError            a strategy spec or option that cannot be built
-    ├── TokenizerError         a tokenizer that cannot be loaded offline
-    ├── ImportFormatError      a recorded trajectory that cannot be read (names file, position)
-    ├── ModelError             a model backend that cannot answer (after its retries)
-    ├── CalculatorError        an expression the safe calculator refuses (envs.calculator)
-    ├── DocumentError          a docx/xlsx/pptx that does not open (core.documents)
-    └── ContextBudgetError     a view over the context budget that compaction could not fix
+"""The exception tree (drawn on :class:`ContextFoldError`). Every error names the thing that is
+wrong and, where it can, what to do.
 """
 
 from __future__ import annotations
@@ -35,7 +20,24 @@ __all__ = [
 
 
 class ContextFoldError(Exception):
-    """Base class of every error contextfold raises on purpose."""
+    """Base class of every error contextfold raises on purpose.
+
+    ::
+
+        ContextFoldError
+        ├── MessageFormatError     a chat message that is not valid OpenAI format
+        ├── HistoryError           an append that would break the history's invariants
+        ├── StoreError             a store that cannot be opened, or a session that is missing
+        │   └── StoreConflictError a write that lost a race (session exists, index not next)
+        ├── ViewError              a strategy rendered an invalid view (names strategy and step)
+        ├── ConfigError            a strategy spec or option that cannot be built
+        ├── TokenizerError         a tokenizer that cannot be loaded offline
+        ├── ImportFormatError      a recorded trajectory that cannot be read (names file, position)
+        ├── ModelError             a model backend that cannot answer (after its retries)
+        ├── CalculatorError        an expression the safe calculator refuses (envs.calculator)
+        ├── DocumentError          a docx/xlsx/pptx that does not open (core.documents)
+        └── ContextBudgetError     a view over the context budget that compaction could not fix
+    """
 
 
 class MessageFormatError(ContextFoldError, ValueError):

@@ -1,12 +1,9 @@
-"""What the sessions of one workload taught: shared by the strategies that learn across sessions.
+"""What the sessions of one workload taught, shared by the strategies that learn across sessions.
 
-refold, carryon and ufold bet on what no single session tells early: how many calls are still
-to come, how often the agent reaches back into outputs it moved past, and how often the
-folder's folds commit. An :class:`Experience` gathers what each ended session showed
-(:meth:`~contextfold.core.protocols.Learning.end`) and starts the next sessions from it, each
-figure a prior this session's own evidence soon outweighs. One instance per workload and
-strategy; sessions learn from those that ended before them, in order. A frozen copy records
-nothing more, so sessions in parallel can share it (docs/strategies/learning.md).
+refold, carryon and ufold bet on what no single session tells early (calls still to come, how
+often the agent reaches back, how often folds commit); an :class:`Experience` starts each
+session from what the ended ones showed, a prior its own evidence soon outweighs
+(docs/strategies/learning.md).
 """
 
 from __future__ import annotations
@@ -40,7 +37,13 @@ _COUNTS = ("lengths", "hits", "exposed", "asked", "committed")
 
 @dataclass(slots=True)
 class Experience:
-    """Counts over the ended sessions of one workload (thread-safe)."""
+    """Counts over the ended sessions of one workload (thread-safe).
+
+    One instance per workload and strategy: each ended session adds what it showed
+    (:meth:`~contextfold.core.protocols.Learning.end`), and sessions learn from those that ended
+    before them, in order. A frozen copy (:meth:`frozen_copy`) records nothing more, so sessions in
+    parallel can share it.
+    """
 
     lengths: list[int] = field(default_factory=list)
     """Calls each ended session made, in the order they ended."""

@@ -1,14 +1,7 @@
 """Fold records: what a model-driven strategy's folder did, kept in the session's fold log.
 
-A :class:`FoldRecord` is appended for every fold a strategy attempts, accepted or rejected
-(with the reason). It names the steps the fold covers, holds the folder's validated output
-(the strategy's state is derived from the accepted records, so a reopened session renders the
-same view without calling the model again) and the usage of every folder call it took
-(:class:`FoldCall`: a long input is folded in rolling chunks, one call each, and a malformed
-reply may get one repair round).
-
-Records round-trip through JSON (:meth:`FoldRecord.to_json`, :meth:`FoldRecord.from_json`),
-which is how the stores keep them.
+A strategy's state is derived from its accepted records, so a reopened session renders the same
+view without calling the model again.
 """
 
 from __future__ import annotations
@@ -57,7 +50,14 @@ class FoldCall:
 
 @dataclass(frozen=True, slots=True)
 class FoldRecord:
-    """One fold a strategy attempted."""
+    """One fold a strategy attempted.
+
+    A record is appended for every fold a strategy attempts, accepted or rejected (with the
+    reason). It names the steps the fold covers, holds the folder's validated output and the usage
+    of every folder call it took (:class:`FoldCall`: a long input is folded in rolling chunks, one
+    call each, and a malformed reply may get one repair round). Records round-trip through JSON
+    (:meth:`to_json`, :meth:`from_json`), which is how the stores keep them.
+    """
 
     strategy: str
     """The strategy that folded (its state is rebuilt from its own records)."""

@@ -1,29 +1,8 @@
 """Exact token counts from the vocabulary inside a GGUF model file, without llama.cpp.
 
-A GGUF file carries its tokenizer as metadata: ``tokenizer.ggml.model`` (the algorithm),
-``tokenizer.ggml.pre`` (the pre-tokenizer's name), ``tokenizer.ggml.tokens`` (the vocabulary,
-in id order), ``tokenizer.ggml.merges`` and ``tokenizer.ggml.token_type``. From these we build
-an equivalent ``tokenizers.Tokenizer``:
-
-- model ``gpt2``: a byte-level BPE (vocab = tokens -> ids, merges in rank order);
-- the pre-tokenizer follows llama.cpp's table for ``tokenizer.ggml.pre``:
-
-  ========================================  ================================================
-  ``smollm``, ``starcoder``, ``refact``      each digit alone, then the GPT-2 regex
-  ``gpt-2``, ``default``                     the GPT-2 regex
-  ``llama-bpe``, ``llama3``, ``llama-v3``    the Llama-3 regex (digits in groups of up to 3)
-  ========================================  ================================================
-
-  (llama.cpp applies extra splits for ``default``, a name the converter writes when it did not
-  recognise the tokenizer; we use the plain GPT-2 byte-level pre-tokenizer, as Hugging Face does);
-- control tokens (type 3) become special added tokens and user-defined ones (type 4) added tokens,
-  so ``<|im_start|>`` in a text counts as one token, as ``llama_tokenize(..., special=True)`` does.
-
-Only the metadata is read: a small reader walks the key/value section at the start of the file
-(:func:`read_gguf_metadata`) and stops once it has the keys it needs. ``gguf.GGUFReader`` would
-also do, but it builds a numpy view per array element and takes about 2 s on a 49k vocabulary.
-
-:class:`LlamaCppCounter` counts with llama.cpp itself where ``llama_cpp`` is importable.
+The embedded model's tokenizer ships inside its GGUF; reading it there counts exactly what the
+model sees with no download and no model loaded (:class:`LlamaCppCounter` uses llama.cpp itself
+where it is importable).
 """
 
 from __future__ import annotations
@@ -177,7 +156,12 @@ def _read_kv(buf: mmap.mmap | bytes, wanted: Collection[str] | None) -> dict[str
 
 
 def read_gguf_metadata(path: str | Path, wanted: Collection[str] | None = None) -> dict[str, Any]:
-    """Key/value metadata of a GGUF file (only ``wanted`` keys if given; tensors are not read)."""
+    """Key/value metadata of a GGUF file (only ``wanted`` keys if given; tensors are not read).
+
+    Only the key/value section at the start of the file is walked, stopping once the wanted keys
+    are read: ``gguf.GGUFReader`` builds a numpy view per array element, far slower on a large
+    vocabulary (docs/decisions/measurement.md).
+    """
     file = Path(path)
     if not file.is_file():
         raise TokenizerError(f"GGUF file {file} does not exist")
@@ -203,6 +187,17 @@ class GGUFVocab:
 
 
 def read_gguf_vocab(path: str | Path) -> GGUFVocab:
+    """The tokenizer inside a GGUF file: vocabulary, merges, token types, pre-tokenizer.
+
+    A GGUF file carries its tokenizer as metadata: ``tokenizer.ggml.model`` (the algorithm),
+    ``tokenizer.ggml.pre`` (the pre-tokenizer's name), ``tokenizer.ggml.tokens`` (the vocabulary,
+    in id order), ``tokenizer.ggml.merges`` and ``tokenizer.ggml.token_type``. From these an
+    equivalent ``tokenizers.Tokenizer`` is built: model ``gpt2`` is a byte-level BPE (vocab =
+    tokens -> ids, merges in rank order); the pre-tokenizer follows llama.cpp's table for
+    ``tokenizer.ggml.pre`` (:func:`_pre_tokenizer`); control tokens (type 3) become special added
+    tokens and user-defined ones (type 4) added tokens, so ``<|im_start|>`` in a text counts as one
+    token, as ``llama_tokenize(..., special=True)`` does.
+    """
     file = Path(path)
     meta = read_gguf_metadata(file, _TOKENIZER_KEYS)
     if Keys.Tokenizer.MODEL not in meta or Keys.Tokenizer.LIST not in meta:
@@ -224,7 +219,18 @@ def read_gguf_vocab(path: str | Path) -> GGUFVocab:
 
 
 def _pre_tokenizer(pre: str, where: str) -> tuple[Any, bool]:
-    """The HF pre-tokenizer for a llama.cpp pre-tokenizer name, and BPE's ``ignore_merges``."""
+    """The HF pre-tokenizer for a llama.cpp pre-tokenizer name, and BPE's ``ignore_merges``.
+
+    ==========================================  ==============================================
+    ``smollm``, ``starcoder``, ``refact``       each digit alone, then the GPT-2 regex
+    ``gpt-2``, ``default``                      the GPT-2 regex
+    ``llama-bpe``, ``llama3``, ``llama-v3``     the Llama-3 regex (digits in groups of up to 3)
+    ==========================================  ==============================================
+
+    llama.cpp applies extra splits for ``default``, a name the converter writes when it did not
+    recognise the tokenizer; the plain GPT-2 byte-level pre-tokenizer is used there, as Hugging
+    Face does.
+    """
     from tokenizers import Regex, pre_tokenizers
 
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)

@@ -1,17 +1,8 @@
 """Grouping chat messages into the steps a History holds: the one grouper of the library.
 
-:class:`~contextfold.session.Session`, the proxy (:mod:`contextfold.serve.conversation`) and
-the importers (:mod:`contextfold.importers.steps`) all turn a list of messages into steps here:
-a user message is a step; an assistant message and the tool results answering its calls are a
-step; a leading system message belongs to the history itself. Each message carries a label
-naming its place in the caller's input (``messages[3]``, ``simulations[0].messages[12]``), and
-every error is a :class:`~contextfold.core.errors.MessageFormatError` whose ``at`` names it
-(``messages[3].tool_calls[0].function.arguments``).
-
-Strict (the default; what a client resends and what a model call needs): the results follow
-right after the assistant message that called them, in one run, in any order, and every call
-is answered. Lenient (recorded runs that ended mid-step): the calls of the last assistant
-message still unanswered when the conversation ends are dropped, and counted.
+:class:`~contextfold.session.Session`, the proxy and the importers all group here, so a
+conversation becomes the same steps whichever way it arrives, and every error names its place in
+the caller's input (``messages[3].tool_calls[0].function.arguments``).
 """
 
 from __future__ import annotations
@@ -83,8 +74,19 @@ def parse_messages(raw: Iterable[Any], prefix: str = "messages") -> list[Labeled
 def group_steps(
     items: Sequence[Labeled], *, system: SystemMessage | None = None, lenient: bool = False
 ) -> Grouped:
-    """Split labelled messages into steps (see the module docstring). A leading system
-    message becomes the system message unless ``system`` is given."""
+    """Split labelled messages into steps (:func:`group_steps`). A leading system
+    message becomes the system message unless ``system`` is given.
+
+    A user message is a step; an assistant message and the tool results answering its calls are a
+    step; a leading system message belongs to the history itself. Each message carries a label
+    naming its place in the caller's input (``messages[3]``, ``simulations[0].messages[12]``);
+    errors are :class:`~contextfold.core.errors.MessageFormatError` s whose ``at`` names it.
+
+    Strict (the default; what a client resends and what a model call needs): the results follow
+    right after the assistant message that called them, in one run, in any order, and every call is
+    answered. Lenient (recorded runs that ended mid-step): the calls of the last assistant message
+    still unanswered when the conversation ends are dropped, and counted.
+    """
     if system is None and items and isinstance(items[0][1], SystemMessage):
         system, items = items[0][1], items[1:]
     grouper = _Grouper()

@@ -1,16 +1,7 @@
-"""The append-only history of one session.
+"""The append-only history of one session: steps that never change, and the fold log.
 
-A :class:`Step` is one immutable unit with a stable index: a user message, or one assistant
-message together with the tool results it produced. Each message's token count and content hash
-are computed once, when the step is made, and travel with it (strategies never recount).
-
-A :class:`History` only grows. With a :class:`~contextfold.core.protocols.Store` it writes each
-step through (one transaction per append) before the step becomes visible, so a crash never
-leaves a step in memory that is not on disk; :meth:`History.open` restores a session exactly.
-
-Beside the steps, a history keeps the session's fold log: the
-:class:`~contextfold.core.folds.FoldRecord` s that model-driven strategies append (accepted
-or rejected), also written through. Folding never edits a step.
+Folding happens only in views, so everything an agent saw stays recoverable; with a store, each
+step is written through before it becomes visible.
 """
 
 from __future__ import annotations
@@ -47,7 +38,11 @@ def content_hash(text: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Step:
     """One immutable unit of history. ``messages[0]`` is the user or assistant message; any
-    further messages are the tool results answering the assistant's calls, in order."""
+    further messages are the tool results answering the assistant's calls, in order.
+
+    Each message's token count and content hash are computed once, when the step is made, and
+    travel with it (strategies never recount).
+    """
 
     index: int
     messages: tuple[Message, ...]
@@ -139,7 +134,14 @@ def _message(message: Message | Mapping[str, Any], position: int) -> Message:
 
 
 class History:
-    """Append-only steps of one session, optionally written through to a store."""
+    """Append-only steps of one session, optionally written through to a store.
+
+    It only grows. With a :class:`~contextfold.core.protocols.Store` it writes each step through
+    (one transaction per append) before the step becomes visible, so a crash never leaves a step in
+    memory that is not on disk; :meth:`open` restores a session exactly. Beside the steps it keeps
+    the session's fold log, the :class:`~contextfold.core.folds.FoldRecord` s that model-driven
+    strategies append (accepted or rejected), also written through. Folding never edits a step.
+    """
 
     def __init__(
         self,

@@ -1,15 +1,8 @@
 """Typed chat messages that round-trip losslessly to and from OpenAI chat dicts.
 
-Four kinds, each a frozen dataclass with a ``role`` literal: :class:`SystemMessage`,
-:class:`UserMessage`, :class:`AssistantMessage` (optional reasoning text and tool calls) and
-:class:`ToolMessage` (a tool result answering one ``tool_call_id``).
-
-``from_openai(to_openai(m)) == m`` for every message, and ``to_openai(from_openai(d)) == d`` for
-every dict in the canonical form :func:`to_openai` writes (an assistant message that calls no
-tool has string content: an empty reply is written ``""``, which every API accepts where it
-refuses ``null``; so ``AssistantMessage(None)`` comes back as ``AssistantMessage("")``).
-Reasoning is written as
-``reasoning_content`` (vLLM, SGLang, DeepSeek); ``reasoning`` (OpenRouter) is accepted on input.
+Four frozen dataclasses with a ``role`` literal (:class:`SystemMessage`, :class:`UserMessage`,
+:class:`AssistantMessage`, :class:`ToolMessage`): strategies work on types, and whatever a
+client sent comes back as it was.
 """
 
 from __future__ import annotations
@@ -121,7 +114,15 @@ def message_text(message: Message) -> str:
 
 
 def to_openai(message: Message) -> dict[str, Any]:
-    """The message as an OpenAI chat-completions dict (canonical form)."""
+    """The message as an OpenAI chat-completions dict (canonical form).
+
+    ``from_openai(to_openai(m)) == m`` for every message, and ``to_openai(from_openai(d)) == d``
+    for every dict in this canonical form: an assistant message that calls no tool has string
+    content (an empty reply is written ``""``, which every API accepts where it refuses ``null``,
+    so ``AssistantMessage(None)`` comes back as ``AssistantMessage("")``); reasoning is written as
+    ``reasoning_content`` (vLLM, SGLang, DeepSeek), and ``reasoning`` (OpenRouter) is accepted on
+    input.
+    """
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if isinstance(message, AssistantMessage):
         if message.content is None and not message.tool_calls:

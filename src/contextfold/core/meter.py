@@ -1,18 +1,8 @@
 """Per-session accounting: tokens, cost under cache pricing, KV-cache bytes, prefix reuse.
 
-Prefix-cache reuse follows vLLM's automatic prefix caching: a prompt reuses the longest prefix it
-shares with the previous prompt, counted in whole blocks of :data:`BLOCK_SIZE` tokens. The shared
-prefix is found message by message (equal messages have equal tokens); the first message that
-differs ends it, so a partly equal message counts as not shared (a conservative estimate). When a
-real engine reports its cached tokens, that number is used instead.
-
-Cost of one call under a :class:`PriceTable`: reused tokens at the cache-read price, the other
-whole blocks of the prompt at the cache-write price (they are written to the cache for the next
-call), the last partial block at the uncached input price, completion tokens at the output price.
-
-Folder calls (the model a strategy folds with) are metered apart, from the usage each
-:class:`~contextfold.core.folds.FoldCall` reports, under the same price table:
-``fold_cost_usd`` beside the agent's ``cost_usd``, and ``total_cost_usd`` for both.
+Cost is priced as a prefix cache bills it (reads, writes, uncached input, output), so a strategy
+that breaks the cached prefix pays for it; folder calls are metered apart, under the same
+prices.
 """
 
 from __future__ import annotations
@@ -143,7 +133,20 @@ class CallRecord:
 
 @dataclass(slots=True)
 class Meter:
-    """Accumulates :class:`CallRecord` s for one session under one price table and profile."""
+    """Accumulates :class:`CallRecord` s for one session under one price table and profile.
+
+    Prefix reuse follows vLLM's automatic prefix caching: a prompt reuses the longest prefix it
+    shares with the previous prompt, in whole blocks of :data:`BLOCK_SIZE` tokens. The shared
+    prefix is found message by message; the first message that differs ends it, so a partly equal
+    message counts as not shared (a conservative estimate). A real engine's reported cached tokens
+    are used instead when there are some.
+
+    A call's cost (:meth:`call_cost`): reused tokens at the cache-read price, the other whole
+    blocks of the prompt at the cache-write price (written for the next call), the last partial
+    block at the uncached input price, completion tokens at the output price. Folder calls are
+    priced from the usage each :class:`~contextfold.core.folds.FoldCall` reports: ``fold_cost_usd``
+    beside the agent's ``cost_usd``, ``total_cost_usd`` for both.
+    """
 
     prices: PriceTable = field(default_factory=lambda: PRICE_TABLES["default"])
     profile: ModelProfile = field(default_factory=lambda: PROFILES["qwen3-8b"])

@@ -1,19 +1,8 @@
 """How a view is prepared before a model call: fold what is due, render checked, fit the budget.
 
-:func:`prepare_view` is the one way every caller gets its view
-(:class:`~contextfold.session.Session`, the agent loop, the proxy's sessions, and
-:func:`~contextfold.core.view.render_checked`):
-
-1. a strategy that folds with a model (:class:`~contextfold.core.protocols.Folding`) runs
-   the folds that are due (accepted or refused, each a record in the history's fold log);
-2. the strategy renders and the view is checked (:func:`~contextfold.core.view.render_and_check`);
-3. a view over the budget is never returned: a strategy that can compact
-   (:class:`~contextfold.core.protocols.Compacting`) is made to, folds again (its forced
-   fold) and renders again; still over, or unable to compact,
-   :class:`~contextfold.core.errors.ContextBudgetError` says by how much and what to do.
-
-It returns the view with what happened (:class:`Rendered`): the folds made, accepted and
-refused, and whether the budget forced a compaction, so nothing happens silently.
+:func:`prepare_view` is the one way every caller gets its view (Session, the agent loop, the
+proxy, :func:`~contextfold.core.view.render_checked`), so a view over the budget is never sent
+and nothing happens silently anywhere.
 """
 
 from __future__ import annotations
@@ -79,11 +68,24 @@ def prepare_view(
     fold: bool = True,
     on_fold: OnFold | None = None,
 ) -> Rendered:
-    """The view to send now (see the module docstring); raises
+    """The view to send now (the steps below); raises
     :class:`~contextfold.core.errors.ViewError` for an invalid view and
     :class:`~contextfold.core.errors.ContextBudgetError` for one that cannot fit. With
     ``fold=False`` the caller has run the due folds itself (only the budget's forced fold
-    runs here)."""
+    runs here).
+
+    1. a strategy that folds with a model (:class:`~contextfold.core.protocols.Folding`) runs
+       the folds that are due (accepted or refused, each a record in the history's fold log);
+    2. the strategy renders and the view is checked
+       (:func:`~contextfold.core.view.render_and_check`);
+    3. a view over the budget is never returned: a strategy that can compact
+       (:class:`~contextfold.core.protocols.Compacting`) is made to, folds again (its forced
+       fold) and renders again; still over, or unable to compact,
+       :class:`~contextfold.core.errors.ContextBudgetError` says by how much and what to do.
+
+    The result (:class:`Rendered`) says what happened: the folds made, accepted and refused, and
+    whether the budget forced a compaction.
+    """
     records = fold_due(strategy, history, budget, on_fold) if fold else []
     view = render_and_check(strategy, history, budget)
     if budget is None or view.total_tokens <= budget:

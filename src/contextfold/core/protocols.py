@@ -1,17 +1,8 @@
-"""The extension points, each a small :class:`typing.Protocol`; implementations do not inherit.
+"""The extension points, each a small :class:`typing.Protocol` that implementations do not inherit.
 
-- :class:`Strategy`: ``observe(step, history)`` after each append, ``render(history, budget)``
-  before each model call. Optional capabilities, each its own protocol, checked with
-  ``isinstance`` by the loop and the harness (never reached by ``getattr``):
-  :class:`ToolProvider` (tools of its own, e.g. ``restore``), :class:`Folding` (folds with a
-  model, outside ``render``), :class:`Compacting` (shrinks on demand when a view is over the
-  budget, and counts the compactions it forced), :class:`Grounded` (checks what it keeps
-  against the environment's files), :class:`Learning` (learns across the sessions of one
-  workload from an :class:`~contextfold.core.experience.Experience`).
-- :class:`Store`: persists sessions (system message, metadata, steps, fold records) and the
-  call log; ``close()`` releases its connection. :class:`SharedStore`: a store other
-  processes write to at the same time.
-- :class:`Model`, :class:`Environment`, :class:`UserSimulator`: live runs.
+A capability beyond ``observe`` and ``render`` is its own protocol (:class:`ToolProvider`,
+:class:`Folding`, :class:`Compacting`, :class:`Grounded`, :class:`Learning`), checked with
+``isinstance``: a contract declared here, never discovered with ``getattr``.
 """
 
 from __future__ import annotations
@@ -49,7 +40,16 @@ __all__ = [
 
 @runtime_checkable
 class Strategy(Protocol):
-    """Renders a compact view of a history before every model call."""
+    """Renders a compact view of a history before every model call.
+
+    Optional capabilities: :class:`ToolProvider` (tools of its own, e.g. ``restore``),
+    :class:`Folding` (folds with a model, outside ``render``), :class:`Compacting` (shrinks on
+    demand when a view is over the budget, and counts the compactions it forced), :class:`Grounded`
+    (checks what it keeps against the environment's files), :class:`Learning` (learns across the
+    sessions of one workload). The rest: :class:`Store` (sessions, fold records and the call log;
+    :class:`SharedStore` when other processes write at the same time), and :class:`Model`,
+    :class:`Environment`, :class:`UserSimulator` for live runs.
+    """
 
     @property
     def name(self) -> str: ...

@@ -1,19 +1,7 @@
 """Token counting: a small protocol, a documented approximation, and exact local tokenizers.
 
-A :class:`TokenCounter` counts the tokens of a text. A message costs the tokens of its text
-(:func:`~contextfold.core.messages.message_text`) plus :data:`MESSAGE_OVERHEAD` for the chat
-template's role header and end marker (ChatML: ``<|im_start|>role\\n`` ... ``<|im_end|>\\n``).
-
-Counters:
-
-- :class:`ApproxCounter`: no tokenizer; about 4 characters per token for ASCII text (the usual
-  average of GPT-style BPE on English and code) and one token per non-ASCII character (CJK and
-  emoji split into one or more tokens each). Deterministic, allocation-free, fast.
-- :class:`HFTokenizerCounter`: exact, from a local ``tokenizer.json`` (the ``tokenizers`` library).
-- :class:`GGUFTokenizerCounter` (in :mod:`contextfold.core.gguf_tokenizer`): exact, from the
-  vocabulary inside a GGUF model file.
-
-Nothing is ever downloaded: every counter reads local files only.
+A message costs the tokens of its text plus :data:`MESSAGE_OVERHEAD` for the chat template's
+role header and end marker; every counter reads local files only, nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -40,7 +28,13 @@ MESSAGE_OVERHEAD = 4
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """Counts tokens of text. ``name`` identifies the tokenizer (stored with sessions)."""
+    """Counts tokens of text. ``name`` identifies the tokenizer (stored with sessions).
+
+    Implementations: :class:`ApproxCounter` (no tokenizer), :class:`HFTokenizerCounter` (exact,
+    from a local ``tokenizer.json``), and
+    :class:`~contextfold.core.gguf_tokenizer.GGUFTokenizerCounter` (exact, from the vocabulary
+    inside a GGUF model file).
+    """
 
     @property
     def name(self) -> str: ...
@@ -51,7 +45,12 @@ class TokenCounter(Protocol):
 
 
 class ApproxCounter:
-    """The documented approximation: ceil(ascii_chars / 4) + non-ASCII characters."""
+    """The documented approximation: ceil(ascii_chars / 4) + non-ASCII characters.
+
+    About 4 characters per token for ASCII text (the usual average of GPT-style BPE on English and
+    code) and one token per non-ASCII character (CJK and emoji split into one or more tokens each).
+    Deterministic, allocation-free, fast.
+    """
 
     name = "approx-4cpt"
 

@@ -1,22 +1,8 @@
 """The "verbatim availability" rule: when does a view hold a value the next action needs?
 
-A value is **available** in a view when it occurs verbatim in the text of a user message or a
-tool result of that view (system and assistant messages do not count: the agent cannot cite
-itself). "Verbatim" means, for each kind of value:
-
-- a **string** occurs in the text, case-insensitively, as a whole token: a value that starts
-  (ends) with a letter or digit must not be preceded (followed) by another letter or digit, so
-  ``"HAT170"`` is not found in ``"HAT1701"``, ``"ORD"`` not in ``"record"``, ``"8020"`` not in
-  ``"18020"``, while ``"Mei"`` is found in ``"mei_kovacs_8020"`` (an underscore, a quote or a
-  space is a boundary). JSON escapes in the text are undone first when present (so
-  ``"Tom's"`` matches ``Tom\\u0027s``);
-- a **number** occurs as a numeric token: ``248`` matches ``248`` and ``248.0`` but not
-  ``1248``, ``248.5`` or ``0.248``; ``41.64`` matches ``41.64`` and ``41.640``;
-- a **list or dict** is available when every leaf value (list items, dict values, recursively;
-  never the keys) is;
-- booleans, None and empty strings carry no information and are always available.
-
-:func:`leaves` lists the leaf values the rule checks, :func:`found` applies it to one text.
+A value is available when it occurs verbatim in a user message or a tool result of the view (the
+agent cannot cite itself), as a whole token: the rule the sufficiency benchmark and the replay's
+argument check both apply (:func:`found`, :func:`leaves`).
 """
 
 from __future__ import annotations
@@ -36,7 +22,11 @@ Leaf: TypeAlias = str | int | float
 
 def leaves(value: Any) -> Iterator[Leaf]:
     """The informative leaf values of an argument value (dict values and list items,
-    recursively); booleans, None and empty strings are left out."""
+    recursively); booleans, None and empty strings are left out.
+
+    A list or dict is available when every leaf (list items, dict values, recursively; never the
+    keys) is; booleans, None and empty strings carry no information and are always available.
+    """
     if isinstance(value, dict):
         for item in value.values():
             yield from leaves(item)
@@ -65,7 +55,16 @@ def pattern(value: Leaf) -> re.Pattern[str]:
 
 
 def found(value: Leaf, text: str) -> bool:
-    """Whether ``value`` occurs verbatim in ``text`` (JSON escapes in ``text`` undone too)."""
+    """Whether ``value`` occurs verbatim in ``text`` (JSON escapes in ``text`` undone too).
+
+    - a **string** occurs case-insensitively as a whole token: a value that starts (ends) with a
+      letter or digit must not be preceded (followed) by another, so ``"HAT170"`` is not found in
+      ``"HAT1701"``, ``"ORD"`` not in ``"record"``, ``"8020"`` not in ``"18020"``, while ``"Mei"``
+      is found in ``"mei_kovacs_8020"`` (an underscore, a quote or a space is a boundary); JSON
+      escapes in the text are undone first when present, so an escaped apostrophe matches;
+    - a **number** occurs as a numeric token: ``248`` matches ``248`` and ``248.0`` but not
+      ``1248``, ``248.5`` or ``0.248``; ``41.64`` matches ``41.64`` and ``41.640``.
+    """
     regex = pattern(value)
     if regex.search(text):
         return True

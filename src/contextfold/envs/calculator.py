@@ -1,16 +1,7 @@
 """A safe calculator: arithmetic by walking the Python AST (no ``eval``, no ``exec``).
 
-Allowed: int and float literals, ``+ - * / // % **``, unary ``+``/``-``, parentheses, and the
-functions :data:`FUNCTIONS` (``abs``, ``max``, ``min``, ``round``, ``sqrt``). Everything else is
-refused with a :class:`CalculatorError` that says what was refused and what is allowed: names,
-attribute access, calls to anything else, strings, comparisons, an expression longer than
-:data:`MAX_LENGTH` characters, and any value (literal, intermediate or result) beyond
-:data:`MAX_ABS`; a power whose result would pass that bound is refused before it is computed,
-so ``10**10**10`` costs nothing.
-
-:class:`CalculatorEnv` is an :class:`~contextfold.core.protocols.Environment` with the one tool
-``calculator(expression)``. A refused expression raises :class:`CalculatorError`; the agent loop
-turns that into an ``error: ...`` result the model sees, and counts it as a tool error.
+The tutorial tasks' one tool: a model may send it anything, so whatever is not arithmetic, or
+would cost more than arithmetic should, is refused with a message saying what is allowed.
 """
 
 from __future__ import annotations
@@ -92,7 +83,17 @@ FUNCTIONS: dict[str, tuple[Callable[..., Number], int, int | None]] = {
 
 
 def evaluate(expression: str) -> Number:
-    """The value of an arithmetic expression; raises :class:`CalculatorError` if refused."""
+    """The value of an arithmetic expression; raises :class:`CalculatorError` if refused.
+
+    Allowed: int and float literals, ``+ - * / // % **``, unary ``+``/``-``, parentheses, and the
+    functions :data:`FUNCTIONS` (``abs``, ``max``, ``min``, ``round``, ``sqrt``). Refused with a
+    :class:`CalculatorError` that says what was refused and what is allowed: names, attribute
+    access, calls to anything else, strings, comparisons, an expression longer than
+    :data:`MAX_LENGTH` characters, and any value (literal, intermediate or result) beyond
+    :data:`MAX_ABS`; a power whose result would pass that bound is refused before it is computed,
+    so ``10**10**10`` costs nothing. In :class:`CalculatorEnv` a refusal becomes an ``error: ...``
+    result the model sees, counted as a tool error.
+    """
     if not isinstance(expression, str):
         raise CalculatorError(f"the expression must be a string, got {type(expression).__name__}")
     if len(expression) > MAX_LENGTH:

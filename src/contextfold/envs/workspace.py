@@ -1,19 +1,7 @@
 """A workspace on disk: a temporary directory with tools to list, read, write and run files.
 
-Unlike :class:`~contextfold.envs.files.FilesEnv` (a dict in memory), the files here are real,
-so what an agent produces (a document, a spreadsheet, a script) can be opened afterwards by a
-scorer or checked during the run by CarryOn's grounder. Tools:
-
-- ``list_files``: every file under the root with its size in bytes.
-- ``read_file(path)``: a text file with line numbers; a docx, xlsx or pptx as its text
-  (:func:`~contextfold.core.documents.document_text`).
-- ``write_file(path, content)``: create or replace a text file (folders are made).
-- ``run_python(path)``: run a Python file with the root as working directory (the same
-  interpreter as contextfold, so python-docx, openpyxl and python-pptx are there), with a
-  timeout; the output is its exit status, stdout and stderr, each cut to a limit.
-
-Paths are relative to the root; one that leaves it is refused. Every tool returns text, errors
-included (it never raises). :meth:`WorkspaceEnv.close` removes the directory.
+The files are real (unlike :class:`~contextfold.envs.files.FilesEnv`, a dict), so what an agent
+produces can be opened by a scorer afterwards, or checked during the run by CarryOn's grounder.
 """
 
 from __future__ import annotations
@@ -48,7 +36,16 @@ OUTPUT_LIMIT = 12000
 
 
 class WorkspaceEnv:
-    """Files under ``root`` (a new temporary directory when None), seeded with ``seed``."""
+    """Files under ``root`` (a new temporary directory when None), seeded with ``seed``.
+
+    Tools: ``list_files`` (every file with its size), ``read_file(path)`` (a text file with line
+    numbers; a docx, xlsx or pptx as its text: :func:`~contextfold.core.documents.document_text`),
+    ``write_file(path, content)`` (folders are made) and ``run_python(path)`` (the root as working
+    directory, the same interpreter as contextfold so python-docx, openpyxl and python-pptx are
+    there, a timeout; exit status, stdout and stderr, each cut to a limit). Paths are relative to
+    the root; one that leaves it is refused. Every tool returns text, errors included (it never
+    raises). :meth:`close` removes the directory.
+    """
 
     def __init__(
         self,

@@ -1,17 +1,8 @@
 """Workspace tasks that produce documents, spreadsheets and code, scored by opening them.
 
-- ``sales-report``: from ``data/sales-2025-q1.csv`` to ``q4``, a Word report
-  (``report.docx``) stating each region's 2025 revenue and an Excel sheet (``totals.xlsx``,
-  sheet Totals) of units and revenue per region, highest revenue first.
-- ``meeting-deck``: from six meeting notes, a PowerPoint deck (``decisions.pptx``): one slide
-  per meeting in date order, its title the meeting's, its body every decision taken.
-- ``reorder-code``: from ``SPEC.md`` and ``inventory.csv``, a Python module (``reorder.py``)
-  implementing the reorder rule (run on unseen cases) and ``orders.xlsx`` (sheet Orders).
-
-A scorer returns the share of its deliverables that are right, each all or nothing (so an
-absent or wrong file scores 0). Each task has a deterministic scripted solution
-(:mod:`contextfold.envs.workspace_solutions`) that scores 1.0 and whose run passes CarryOn's
-6,000-token trigger.
+Each deliverable is all or nothing, so an absent or wrong file scores 0; each task has a
+deterministic scripted solution (:mod:`contextfold.envs.workspace_solutions`) that scores 1.0
+and runs past CarryOn's 6,000-token trigger.
 """
 
 from __future__ import annotations
@@ -40,6 +31,19 @@ WORKSPACE_SYSTEM = (
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceTask:
+    """One task: its prompt, the inputs it seeds the workspace with, and its scorer.
+
+    The tasks (:data:`WORKSPACE_TASKS`):
+
+    - ``sales-report``: from ``data/sales-2025-q1.csv`` to ``q4``, a Word report (``report.docx``)
+      stating each region's 2025 revenue and an Excel sheet (``totals.xlsx``, sheet Totals) of
+      units and revenue per region, highest revenue first.
+    - ``meeting-deck``: from six meeting notes, a PowerPoint deck (``decisions.pptx``): one slide
+      per meeting in date order, its title the meeting's, its body every decision taken.
+    - ``reorder-code``: from ``SPEC.md`` and ``inventory.csv``, a Python module (``reorder.py``)
+      implementing the reorder rule (run on unseen cases) and ``orders.xlsx`` (sheet Orders).
+    """
+
     id: str
     prompt: str
     seed: dict[str, str]

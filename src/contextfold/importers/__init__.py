@@ -1,17 +1,8 @@
 """Importers for recorded agent trajectories in their native formats.
 
-Supported: tau2-bench results files, tau-bench (v1) trajectory lists, mini-swe-agent
-``*.traj.json`` files and plain JSONL (one OpenAI chat list per line). The format is told from
-each file's content (see :mod:`contextfold.importers.detect`).
-
-:func:`iter_trajectories` reads files and folders (recursively) for a batch: a malformed file or
-trajectory comes out as an :class:`~contextfold.core.errors.ImportFormatError` instead of being
-raised, so the batch can count it and go on. JSON files found in folders that are no trajectory
-format (a ``report.json``, a config) are skipped silently; only files that look like a trajectory
-but are broken are errors. Whatever goes wrong while reading one file (a file nested too deep
-for the parser, a FIFO or device named ``*.json``, an importer's own bug) becomes an error that
-names the file, never an exception that stops the batch. :func:`load_file` reads one file and
-raises on the first error.
+tau2-bench results, tau-bench (v1) trajectory lists, mini-swe-agent ``*.traj.json`` and plain
+JSONL, told apart by content (:mod:`.detect`). A batch never stops on a bad file: whatever goes
+wrong becomes an error naming the file, counted, and the rest is read.
 """
 
 from __future__ import annotations
@@ -45,6 +36,13 @@ _NO_FORMAT = (
 def iter_trajectories(paths: Iterable[str | Path]) -> Iterator[Trajectory | ImportFormatError]:
     """Every trajectory in ``paths`` (files, or folders searched recursively), in a
     deterministic order; an :class:`ImportFormatError` in place of each one that cannot be read.
+
+    A malformed file or trajectory comes out as an
+    :class:`~contextfold.core.errors.ImportFormatError` instead of being raised. JSON files in
+    folders that are no trajectory format (a ``report.json``, a config) are skipped silently; only
+    files that look like a trajectory but are broken are errors. Whatever goes wrong while reading
+    one file (a file nested too deep for the parser, a FIFO or device named ``*.json``, an
+    importer's own bug) becomes an error naming the file.
     """
     for path, explicit in discover(paths):
         yield from _read_guarded(path, explicit=explicit)

@@ -1,13 +1,4 @@
-"""Finding trajectory files and telling their format from their content.
-
-Folders are searched recursively for ``*.json`` and ``*.jsonl`` files, in sorted order. A JSON
-file is recognised by its shape, whatever its name:
-
-- ``tau2``: an object with ``simulations`` and ``tasks``;
-- ``tau-bench``: a list of objects with ``traj``;
-- ``mini-swe-agent``: an object with ``messages`` and ``trajectory_format`` or ``instance_id``;
-- ``jsonl``: any ``*.jsonl`` file, or a file that holds one JSON value per line.
-"""
+"""Finding trajectory files and telling their format from their content, whatever their name."""
 
 from __future__ import annotations
 
@@ -31,6 +22,8 @@ def discover(paths: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
 
     Paths are taken in the order given; each folder's files in sorted order. A file reached
     twice is read once. A path that does not exist is passed on (reading it reports it).
+
+    Folders are searched recursively for ``*.json`` and ``*.jsonl`` files, in sorted order.
     """
     seen: set[str] = set()
     for raw in paths:
@@ -51,7 +44,13 @@ def _walk(root: Path) -> list[Path]:
 
 
 def detect(data: Any) -> Format | None:
-    """The format a parsed JSON document is in, or None if it is no trajectory format."""
+    """The format a parsed JSON document is in, or None if it is no trajectory format.
+
+    - ``tau2``: an object with ``simulations`` and ``tasks``;
+    - ``tau-bench``: a list of objects with ``traj``;
+    - ``mini-swe-agent``: an object with ``messages`` and ``trajectory_format`` or ``instance_id``;
+    - ``jsonl``: any ``*.jsonl`` file, or a file that holds one JSON value per line.
+    """
     if isinstance(data, Mapping):
         if "simulations" in data and "tasks" in data:
             return "tau2"

@@ -1,13 +1,8 @@
-"""mini-swe-agent trajectories (``*.traj.json``): ``{info, messages, trajectory_format,
-instance_id}`` with text-only messages.
+"""mini-swe-agent trajectories (``*.traj.json``), their bash blocks read as tool calls.
 
-mini-swe-agent runs the one ```` ```bash ```` block of each reply and answers with its output as
-a user message. Here the block becomes a tool call (``bash``, ``{"command": ...}``) on the
-assistant message, whose content keeps the rest of the text (the THOUGHT), and the output its
-tool result: the command is carried once, as it was sent once. A reply with no block or
-several is refused by mini-swe-agent with a format-error user message: it stays text, and the
-feedback stays a user step. The outcome is ``resolved`` from a SWE-bench ``report.json`` next to
-the file or at ``../../logs/<instance_id>/report.json`` from the file's folder.
+mini-swe-agent runs the one bash block of each reply and answers with its output as a user
+message; here the block is the assistant's ``bash`` tool call and the output its result, so
+strategies see tool traffic as they would from a native agent.
 """
 
 from __future__ import annotations
@@ -37,7 +32,14 @@ BASH_BLOCK = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
 
 
 def read(path: Path, data: Any) -> Iterator[Trajectory | ImportFormatError]:
-    """The file's trajectory, or the error that stops it from being read."""
+    """The file's trajectory, or the error that stops it from being read.
+
+    The assistant message keeps the rest of the text (the THOUGHT); the command is carried once, as
+    it was sent once. A reply with no block or several is refused by mini-swe-agent with a
+    format-error user message: it stays text, and the feedback stays a user step. The outcome is
+    ``resolved`` from a SWE-bench ``report.json`` next to the file or at
+    ``../../logs/<instance_id>/report.json`` from the file's folder (:func:`find_report`).
+    """
     try:
         yield _trajectory(path, data)
     except ImportFormatError as exc:

@@ -1,12 +1,7 @@
 """Views and histories as compact JSON for the inspector page.
 
-A session's JSON holds each distinct message once (``msgs``) and each distinct elision once
-(``els``); steps and calls refer to them by position. A call stores only what changed since
-the previous call of its run: ``keep`` leading items of the previous view, then ``add`` (the
-same diff a prefix cache sees), so an append-only run costs O(new messages) a call and a
-300-step trajectory stays small. ``brk`` is the cache break: the first view position where
-the prompt differs from the previous call's (None on the first call or when the previous
-prompt is kept whole).
+Each distinct message and elision is written once, and a call keeps only what changed since the
+previous one (the diff a prefix cache sees), so a 300-step trajectory stays small.
 """
 
 from __future__ import annotations
@@ -37,7 +32,13 @@ class CallSeen:
 
 @dataclass(slots=True)
 class SessionEncoder:
-    """Builds one session's JSON: its history, then one run per strategy."""
+    """Builds one session's JSON: its history, then one run per strategy.
+
+    ``msgs`` holds each distinct message once, ``els`` each distinct elision once; steps and calls
+    refer to them by position. A call stores ``keep`` leading items of the previous view, then
+    ``add``; ``brk`` is the cache break: the first view position where the prompt differs from the
+    previous call's (None on the first call or when the previous prompt is kept whole).
+    """
 
     msgs: list[dict[str, Any]] = field(default_factory=list)
     els: list[list[Any]] = field(default_factory=list)

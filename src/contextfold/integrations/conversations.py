@@ -1,14 +1,8 @@
-"""What the framework adapters share: one :class:`~contextfold.session.Session` per
-conversation, and the error for a framework that is not installed.
+"""What the framework adapters share: one :class:`~contextfold.session.Session` per conversation,
+and the error for a framework that is not installed.
 
-A framework's agent object serves many conversations (LangGraph threads, PydanticAI
-conversation ids), and a Session is one conversation. :class:`Conversations` keeps one
-Session per conversation key, all made with the same strategy spec, budget and store, and
-sharing one :class:`~contextfold.strategies.folding.FolderSource` (so a folder model is built
-once). At most ``limit`` sessions stay in memory, the least recently used dropped first; a
-dropped session costs nothing but time: with a store it is resumed from it
-(:meth:`Session.open <contextfold.session.Session.open>`), without one it is rebuilt from the
-whole conversation the framework sends at its next call (folds made before run again).
+A framework's agent serves many conversations (LangGraph threads, PydanticAI conversation ids)
+and a Session is one, so the adapters keep one per conversation key (:class:`Conversations`).
 """
 
 from __future__ import annotations
@@ -41,9 +35,17 @@ def missing_framework(exc: ImportError, module: str, package: str, extra: str) -
 
 
 class Conversations:
-    """One Session per conversation key (see the module docstring); the key None is one
+    """One Session per conversation key; the key None is one
     conversation of its own. ``hint`` is added to the error for a conversation that does not
-    continue its session (it says how the framework tells conversations apart)."""
+    continue its session (it says how the framework tells conversations apart).
+
+    All sessions are made with the same strategy spec, budget and store, and share one
+    :class:`~contextfold.strategies.folding.FolderSource` (a folder model is built once). At most
+    ``limit`` stay in memory, the least recently used dropped first; a dropped session costs only
+    time: with a store it is resumed from it (:meth:`Session.open
+    <contextfold.session.Session.open>`), without one it is rebuilt from the whole conversation the
+    framework sends at its next call (folds made before run again).
+    """
 
     def __init__(
         self,

@@ -1,20 +1,7 @@
 """contextfold for LangChain v1 agents: a middleware that shows the model the strategy's view.
 
-::
-
-    from langchain.agents import create_agent
-    from contextfold.integrations.langchain import ContextFoldMiddleware
-
-    agent = create_agent(model, tools, middleware=[ContextFoldMiddleware("refold", budget=32_000)])
-
-Before every model call, ``wrap_model_call`` (``awrap_model_call`` in async runs) gives the
-conversation (the request's system message, then the agent's messages, in OpenAI format) to a
-:class:`~contextfold.session.Session` and calls the model with the view instead. Only that call
-sees it: the agent's state, and a checkpointer's copy of it, stay whole. The middleware's
-``tools`` are the strategy's own (``restore``, ``recall``), which the agent registers and the
-session answers. Each LangGraph thread (``config={"configurable": {"thread_id": ...}}``) is a
-conversation with a session of its own (kept under that id when a store is given); runs
-without a thread id are one conversation.
+Only the model call sees the view: the agent's state, and a checkpointer's copy of it, stay
+whole (``pip install 'contextfold[langchain]'``).
 """
 
 from __future__ import annotations
@@ -55,11 +42,28 @@ _HINT = (
 
 
 class ContextFoldMiddleware(AgentMiddleware[Any, Any, Any]):
-    """Shows the model the strategy's view of each thread's conversation (see the module
-    docstring). The options are :class:`~contextfold.session.Session`'s, applied to every
+    """Shows the model the strategy's view of each thread's conversation.
+
+    The options are :class:`~contextfold.session.Session`'s, applied to every
     thread's session; ``on_prepare`` hears of each view prepared (its tokens, folds and
     elisions); ``limit`` caps the sessions kept in memory
-    (:class:`~contextfold.integrations.conversations.Conversations`)."""
+    (:class:`~contextfold.integrations.conversations.Conversations`).
+
+    ::
+
+        from langchain.agents import create_agent
+        from contextfold.integrations.langchain import ContextFoldMiddleware
+
+        agent = create_agent(model, tools, middleware=[ContextFoldMiddleware("refold")])
+
+    Before every model call, ``wrap_model_call`` (``awrap_model_call`` in async runs) gives the
+    conversation (the request's system message, then the agent's messages, in OpenAI format) to a
+    Session and calls the model with the view instead. The middleware's ``tools`` are the
+    strategy's own (``restore``, ``recall``), which the agent registers and the session answers.
+    Each LangGraph thread (``config={"configurable": {"thread_id": ...}}``) is a conversation with
+    a session of its own (kept under that id when a store is given); runs without a thread id are
+    one conversation.
+    """
 
     def __init__(
         self,

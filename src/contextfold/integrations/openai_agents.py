@@ -1,23 +1,7 @@
 """contextfold for the OpenAI Agents SDK: a model-input filter that sends the strategy's view.
 
-::
-
-    from agents import Agent, RunConfig, Runner
-    from contextfold.integrations.openai_agents import ContextFoldFilter
-
-    fold = ContextFoldFilter("refold", budget=32_000)  # one conversation
-    agent = Agent(name="coder", tools=[bash, *fold.tools])
-    result = Runner.run_sync(agent, task, run_config=RunConfig(call_model_input_filter=fold))
-
-The SDK calls the filter before every model call with the run's whole input (its Responses
-items and the instructions); the filter gives them, as OpenAI chat messages (the instructions
-first, as the system message), to a :class:`~contextfold.session.Session`, and returns the
-view as Responses items, which the SDK sends instead. The run's items (``result.new_items``,
-``to_input_list()``, a session memory) stay whole. ``fold.tools`` are the strategy's own tools
-(``restore``, ``recall``), answered by the run's filter. A filter is one conversation: give the
-next turn's run the same filter, and another conversation a filter of its own. Reasoning
-items are left out of the view; items with no chat form (images, hosted tools) are refused by
-the conversion, with the SDK's error.
+The run's items (``result.new_items``, ``to_input_list()``, a session memory) stay whole; only
+the model call sees the view (``pip install 'contextfold[openai-agents]'``).
 """
 
 from __future__ import annotations
@@ -52,9 +36,28 @@ _HINT = "a ContextFoldFilter is one conversation: give another conversation a fi
 
 
 class ContextFoldFilter:
-    """A ``RunConfig.call_model_input_filter`` for one conversation (see the module
-    docstring). ``strategy`` and the options are :class:`~contextfold.session.Session`'s; or
-    pass a Session as ``strategy``. ``on_prepare`` hears of each view prepared."""
+    """A ``RunConfig.call_model_input_filter`` for one conversation.
+
+    ``strategy`` and the options are :class:`~contextfold.session.Session`'s; or
+    pass a Session as ``strategy``. ``on_prepare`` hears of each view prepared.
+
+    ::
+
+        from agents import Agent, RunConfig, Runner
+        from contextfold.integrations.openai_agents import ContextFoldFilter
+
+        fold = ContextFoldFilter("refold", budget=32_000)  # one conversation
+        agent = Agent(name="coder", tools=[bash, *fold.tools])
+        result = Runner.run_sync(agent, task, run_config=RunConfig(call_model_input_filter=fold))
+
+    The SDK calls the filter before every model call with the run's whole input (its Responses
+    items and the instructions); the filter gives them, as OpenAI chat messages (the instructions
+    first, as the system message), to a Session and returns the view as Responses items, which the
+    SDK sends instead. ``fold.tools`` are the strategy's own tools (``restore``, ``recall``),
+    answered by the filter. Give the next turn's run the same filter, and another conversation a
+    filter of its own. Reasoning items are left out of the view; items with no chat form (images,
+    hosted tools) are refused by the conversion, with the SDK's error.
+    """
 
     def __init__(
         self,

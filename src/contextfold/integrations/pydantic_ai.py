@@ -1,22 +1,8 @@
 """contextfold for PydanticAI: a capability that sends the model the strategy's view.
 
-::
-
-    from pydantic_ai import Agent
-    from contextfold.integrations.pydantic_ai import ContextFold
-
-    agent = Agent(model, tools=[bash], capabilities=[ContextFold("refold", budget=32_000)])
-
-PydanticAI 2 replaced ``history_processors`` with capabilities, and a history processor's
-output became the run's history; this capability's ``before_model_request`` changes only
-the request's messages, so the run's history (``result.all_messages()``) stays whole. Before
-each model request it gives the conversation (system prompts, user prompts, tool calls and
-returns, as OpenAI chat messages) to a :class:`~contextfold.session.Session` and sends the view
-instead; the agent's ``instructions`` travel beside the messages as PydanticAI sends them (not
-counted in the budget). Its toolset holds the strategy's own tools (``restore``, ``recall``),
-answered by the session. Each PydanticAI conversation (``conversation_id``, which a run takes
-from the ``message_history`` it continues) has a session of its own, kept under that id when
-a store is given. A part with no chat form (images, files, hosted tools) is refused, naming it.
+Its ``before_model_request`` changes only the request's messages, so the run's history
+(``result.all_messages()``) stays whole, where a PydanticAI 1 history processor's output became
+the history (``pip install 'contextfold[pydantic-ai]'``).
 """
 
 from __future__ import annotations
@@ -67,10 +53,26 @@ _HINT = (
 
 
 class ContextFold(AbstractCapability[Any]):
-    """Sends the model the strategy's view of each conversation (see the module docstring).
+    """Sends the model the strategy's view of each conversation.
     The options are :class:`~contextfold.session.Session`'s, applied to every conversation's
     session; ``on_prepare`` hears of each view prepared; ``limit`` caps the sessions kept in
-    memory (:class:`~contextfold.integrations.conversations.Conversations`)."""
+    memory (:class:`~contextfold.integrations.conversations.Conversations`).
+
+    ::
+
+        from pydantic_ai import Agent
+        from contextfold.integrations.pydantic_ai import ContextFold
+
+        agent = Agent(model, tools=[bash], capabilities=[ContextFold("refold", budget=32_000)])
+
+    Before each model request the conversation (system prompts, user prompts, tool calls and
+    returns, as OpenAI chat messages) goes to a Session and the view is sent instead; the agent's
+    ``instructions`` travel beside the messages as PydanticAI sends them (not counted in the
+    budget). Its toolset holds the strategy's own tools (``restore``, ``recall``), answered by the
+    session. Each conversation (``conversation_id``, which a run takes from the ``message_history``
+    it continues) has a session of its own, kept under that id when a store is given. A part with
+    no chat form (images, files, hosted tools) is refused, naming it.
+    """
 
     def __init__(
         self,

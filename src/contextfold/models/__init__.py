@@ -1,13 +1,9 @@
 """Model backends behind the :class:`~contextfold.core.protocols.Model` protocol.
 
-- :class:`ScriptedModel`: replays scripted replies or asks a function; records every call.
-- :class:`OpenAIModel`: any OpenAI-compatible server (vLLM, SGLang, llama.cpp, OpenAI), through
-  the ``openai`` SDK (extra ``contextfold[openai]``).
-- :class:`LocalModel`: the embedded SmolLM2-135M-Instruct, in-process with llama-cpp-python.
-
-Backends whose library is missing import fine and raise :class:`ModelError` with an install hint
-when constructed. :class:`LocalModel` (numpy, llama.cpp) is imported the first time it is
-used, so building a strategy that folds with another model does not load it.
+:class:`ScriptedModel` (scripted replies, every call recorded), :class:`OpenAIModel` (any
+OpenAI-compatible server) and :class:`LocalModel` (the embedded SmolLM2-135M). A backend whose
+library is missing imports fine and raises :class:`ModelError` with an install hint when built;
+:class:`LocalModel` loads nothing until it is first used.
 """
 
 from __future__ import annotations

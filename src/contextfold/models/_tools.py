@@ -1,12 +1,8 @@
 """Helpers the model backends share: the error class, lazy imports, reply coercion, and the JSON
 tool-call protocol for models without native tool calling.
 
-The protocol: the model answers with one JSON object, either ``{"tool": <name>, "arguments":
-{...}}`` (a call) or ``{"message": <text>}`` (a reply). :func:`json_reply_schema` is the JSON
-schema of exactly those objects (for constrained decoding), :func:`tools_prompt` describes the
-tools to the model, :func:`parse_json_reply` turns its output into an
-:class:`~contextfold.core.messages.AssistantMessage` and :func:`render_json_reply` writes an
-assistant message back in the same form, so history reads like the model's own output.
+The protocol is one JSON object a reply, ``{"tool": <name>, "arguments": {...}}`` or
+``{"message": <text>}``, which a grammar can force (:func:`json_reply_schema`).
 """
 
 from __future__ import annotations
@@ -143,7 +139,13 @@ def _inline(node: Any, defs: Mapping[str, Any], *, depth: int) -> Any:
 def json_reply_schema(
     tools: Sequence[Mapping[str, Any]], *, allow_message: bool = True
 ) -> dict[str, Any]:
-    """The JSON schema of a reply: one tool call with valid arguments, or (if allowed) a message."""
+    """The JSON schema of a reply: one tool call with valid arguments, or (if allowed) a message.
+
+    With it, :func:`tools_prompt` describes the tools to the model, :func:`parse_json_reply` turns
+    its output into an :class:`~contextfold.core.messages.AssistantMessage` and
+    :func:`render_json_reply` writes an assistant message back in the same form, so the history
+    reads like the model's own output.
+    """
     options: list[dict[str, Any]] = []
     for tool in tools:
         fn = _function(tool)

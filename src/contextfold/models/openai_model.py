@@ -1,19 +1,8 @@
 """Any OpenAI-compatible chat server (vLLM, SGLang, llama.cpp, Ollama, OpenAI) via ``openai``.
 
-:class:`OpenAIModel` sends messages in canonical OpenAI form
-(:func:`~contextfold.core.messages.to_openai`), passes tool schemas through as given, and parses
-the reply (content, tool calls, ``reasoning_content``/``reasoning``) with
-:func:`~contextfold.core.messages.from_openai`. Usage comes from the response, including
-``prompt_tokens_details.cached_tokens`` (or DeepSeek's ``prompt_cache_hit_tokens``) when the
-server reports prefix-cache hits.
-
-Connection errors, timeouts, 408/409/429 and 5xx are retried by the SDK with exponential backoff
-(0.5 s doubling to 8 s, with jitter, or as the server's ``Retry-After`` says), ``max_retries``
-times; whatever still fails is raised as :class:`~contextfold.models.ModelError`.
-
-A ``response_schema`` is sent as ``response_format`` (``json_schema``). A server that refuses
-it (HTTP 400 or 422, or a 404/501 for the feature) is asked again without it, and not asked
-with it again: the caller validates the reply (and may repair it) either way.
+Messages go out in canonical OpenAI form and come back through
+:func:`~contextfold.core.messages.from_openai`, with the server's prefix-cache hits in the
+usage; transient failures are retried by the SDK, the rest raised as a ``ModelError``.
 """
 
 from __future__ import annotations
@@ -41,6 +30,15 @@ class OpenAIModel:
     ``{"chat_template_kwargs": {"enable_thinking": False}}`` for vLLM). ``max_tokens_field``
     names the request field for ``max_tokens`` (OpenAI's reasoning models want
     ``"max_completion_tokens"``).
+
+    Tool schemas pass through as given; the reply's content, tool calls and
+    ``reasoning_content``/``reasoning`` are parsed. Usage includes
+    ``prompt_tokens_details.cached_tokens`` (or DeepSeek's ``prompt_cache_hit_tokens``). Connection
+    errors, timeouts, 408/409/429 and 5xx are retried by the SDK with exponential backoff (0.5 s
+    doubling to 8 s, with jitter, or as ``Retry-After`` says), ``max_retries`` times. A
+    ``response_schema`` is sent as ``response_format`` (``json_schema``); a server that refuses it
+    (HTTP 400 or 422, or 404/501 for the feature) is asked again without it, and not asked with it
+    again: the caller validates the reply (and may repair it) either way.
     """
 
     def __init__(

@@ -1,17 +1,8 @@
-"""Build models from a short spec: one mapping, like the strategy registry.
+"""Build models from a short spec (``local``, ``openai:NAME``, ``scripted``): one mapping, like the
+strategy registry, so every ``--model`` and ``--folder`` means the same.
 
-Specs (:data:`MODELS`):
-
-- ``local``: the embedded SmolLM2-135M-Instruct (llama-cpp-python), 8,192-token context;
-- ``openai:NAME``: model ``NAME`` on any OpenAI-compatible server (``base_url``; the key from
-  ``api_key``, else ``OPENAI_API_KEY``, else a placeholder for a local server);
-- ``scripted``: a deterministic extractive folder (:func:`extractive_reply`): it answers a
-  JSON schema with lines copied from the prompt, costs nothing and needs no weights; for
-  smoke tests and offline demos of the machinery, not for quality.
-
-``agent`` is not a model: as a folder spec it means "the agent's own model, with its own
-engine" and is resolved where the agent's model is known
-(:class:`~contextfold.strategies.folding.FolderSource`).
+``agent`` is not a model: as a folder spec it means the agent's own model with its own engine,
+resolved where that model is known (:class:`~contextfold.strategies.folding.FolderSource`).
 """
 
 from __future__ import annotations
@@ -40,12 +31,21 @@ class ModelEntry:
     """The context window its folder input must fit (prompt and reply)."""
     counter: str
     """Token counter spec for estimating its prompts (``resolve_counter``)."""
+    profile: str | None = None
+    """Its model profile (:data:`~contextfold.core.meter.PROFILES`), when one spec names one
+    model: what a live run's meter measures it with."""
 
 
 MODELS: dict[str, ModelEntry] = {
     e.name: e
     for e in (
-        ModelEntry("local", "embedded SmolLM2-135M-Instruct (llama-cpp-python)", 8192, "smollm2"),
+        ModelEntry(
+            "local",
+            "embedded SmolLM2-135M-Instruct (llama-cpp-python)",
+            8192,
+            "smollm2",
+            profile="smollm2-135m",
+        ),
         ModelEntry(
             "openai", "openai:NAME on an OpenAI-compatible server (--base-url)", 32768, "approx"
         ),
@@ -74,7 +74,15 @@ def build_model(
     api_key: str | None = None,
     threads: int = 2,
 ) -> Model:
-    """A model from its spec (see the module docstring)."""
+    """A model from its spec.
+
+    - ``local``: the embedded SmolLM2-135M-Instruct (llama-cpp-python), 8,192-token context;
+    - ``openai:NAME``: model ``NAME`` on any OpenAI-compatible server (``base_url``; the key from
+      ``api_key``, else ``OPENAI_API_KEY``, else a placeholder for a local server);
+    - ``scripted``: a deterministic extractive folder (:func:`extractive_reply`): it answers a JSON
+      schema with lines copied from the prompt, costs nothing and needs no weights; for smoke tests
+      and offline demos of the machinery, not for quality.
+    """
     model_entry(spec)
     kind, _, name = spec.partition(":")
     if kind == "local":

@@ -11,9 +11,12 @@ METRICS: dict[str, str] = {
     "requests_total": "Chat completion requests answered, by status code.",
     "prompt_tokens_received_total": "Prompt tokens clients sent (whole conversations, counted "
     "by the proxy's token counter).",
-    "prompt_tokens_sent_total": "Prompt tokens of the views sent upstream (same counter).",
+    "prompt_tokens_sent_total": "Prompt tokens of the view sent upstream first for each "
+    "request (same counter); upstream_prompt_tokens_total is larger: it counts every call.",
     "tokens_saved_total": "Prompt tokens received less those sent, over first upstream calls.",
-    "upstream_prompt_tokens_total": "Prompt tokens the upstream reported.",
+    "upstream_prompt_tokens_total": "Prompt tokens the upstream reported over every call, the "
+    "strategy-tool rounds after a request's first call included, counted by the upstream with "
+    "its chat template and tool schemas.",
     "upstream_cached_tokens_total": "Prompt tokens the upstream reported served from its cache.",
     "upstream_completion_tokens_total": "Completion tokens the upstream reported.",
     "upstream_calls_total": "Calls made to the upstream.",

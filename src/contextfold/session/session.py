@@ -1,21 +1,8 @@
 """``Session``: one object between an agent's messages and its model.
 
-A loop, or a framework's adapter, hands :meth:`Session.prepare` the whole conversation so far
-in OpenAI Chat Completions format (dicts, the openai SDK's message objects, or contextfold
-messages: what a client resends every call) and the tools it offers, and gets back the view
-to send (:class:`~contextfold.session.prepared.Prepared`). Inside, in order: every message is
-checked (an error names its position: ``messages[3].tool_calls[0].function.arguments``); only
-the steps the session does not hold yet are appended to its
-:class:`~contextfold.core.history.History` (written through to a store when one is given);
-the folds that are due run; the view is rendered and checked; a view over the budget is
-compacted or refused (:mod:`contextfold.core.pipeline`). Nothing happens silently: the folds
-made and refused and the compactions are on the result.
-
-The history is append-only: a conversation whose earlier messages differ from those the
-session was given before is refused with the first position that differs (a session is one
-conversation; start another Session for another one). :meth:`Session.call_tool` answers the
-strategy's own tools (``restore``, ``recall``) and returns None for any other name, so a loop
-writes ``session.call_tool(name, args) or run_my_tool(name, args)``.
+Hand :meth:`Session.prepare` the whole conversation in OpenAI format before every model call and
+send the view it returns; the history, the folds, the budget and the store are handled inside,
+and nothing happens silently.
 """
 
 from __future__ import annotations
@@ -53,7 +40,7 @@ _META = "session"
 
 
 class Session:
-    """One conversation, its history and the strategy rendering it (see the module docstring).
+    """One conversation, its history and the strategy rendering it.
 
     ``strategy`` is a spec as :func:`~contextfold.strategies.registry.build_strategy` takes it
     (``"refold"``, ``"window keep=10"``, a dict, YAML) or a strategy object; ``budget`` the
@@ -62,6 +49,20 @@ class Session:
     :meth:`open`; ``folder`` the model a folding strategy folds with (``scripted``,
     ``local``, ``openai:NAME``, or a :class:`~contextfold.strategies.folding.FolderSource`);
     ``experience`` what earlier sessions of the workload taught a learning strategy.
+
+    Inside :meth:`prepare`, in order: every message is checked (an error names its position:
+    ``messages[3].tool_calls[0].function.arguments``); only the steps the session does not hold yet
+    are appended to its :class:`~contextfold.core.history.History` (written through to a store when
+    one is given); the folds that are due run; the view is rendered and checked; a view over the
+    budget is compacted or refused (:mod:`contextfold.core.pipeline`). The folds made and refused
+    and the compactions are on the result. Messages may be dicts, the openai SDK's message objects,
+    or contextfold messages.
+
+    The history is append-only: a conversation whose earlier messages differ from those given
+    before is refused with the first position that differs (a session is one conversation).
+    :meth:`call_tool` answers the strategy's own tools (``restore``, ``recall``) and returns None
+    for any other name, so a loop writes ``session.call_tool(name, args) or run_my_tool(name,
+    args)``.
     """
 
     def __init__(
@@ -141,7 +142,7 @@ class Session:
     # -- the call ------------------------------------------------------------------------
     def prepare(self, messages: Sequence[Any], tools: Sequence[Any] | None = None) -> Prepared:
         """The view to send for ``messages`` (the whole conversation so far) offering
-        ``tools`` (the caller's OpenAI tool schemas); see the module docstring. Raises
+        ``tools`` (the caller's OpenAI tool schemas); see :class:`Session`. Raises
         :class:`~contextfold.core.errors.MessageFormatError` for a malformed message,
         :class:`~contextfold.core.errors.HistoryError` for a rewritten one and
         :class:`~contextfold.core.errors.ContextBudgetError` for a view that cannot fit."""

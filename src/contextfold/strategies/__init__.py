@@ -1,0 +1,1 @@
+"""The strategies, one module (or package) each, built by name from :mod:`.registry`."""

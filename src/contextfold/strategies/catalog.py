@@ -1,16 +1,5 @@
-"""What each strategy is, read from the registry and the strategy itself (never a table kept
-by hand): for ``contextfold strategies`` and anything else that lists them.
-
-- the description: the first sentence of the strategy class's docstring;
-- whether it needs a folder: its config is a
-  :class:`~contextfold.strategies.folding.FolderConfig` (``optional`` for an
-  :class:`~contextfold.strategies.folding.OptionalFolderConfig`, which also has a model-free
-  mode);
-- whether it is reversible: the strategy, built from the spec (a folding one with the scripted
-  folder), offers tools that bring back what it leaves out (``restore``, ``recall``; the view
-  check refuses a stub naming a tool that is not offered), or it leaves nothing out (``full``);
-- its options: the config's fields, each with its type, default and description, and the
-  value the spec gives it.
+"""What each strategy is, read from the registry and the strategy itself, never a table kept by
+hand: for ``contextfold strategies`` and anything else that lists them.
 """
 
 from __future__ import annotations
@@ -49,7 +38,19 @@ class OptionInfo:
 
 @dataclass(frozen=True, slots=True)
 class StrategyInfo:
-    """A strategy as ``contextfold strategies`` lists it (see the module docstring)."""
+    """A strategy as ``contextfold strategies`` lists it (see the module docstring).
+
+    - the description: the first sentence of the strategy class's docstring;
+    - whether it needs a folder: its config is a
+      :class:`~contextfold.strategies.folding.FolderConfig` (``optional`` for an
+      :class:`~contextfold.strategies.folding.OptionalFolderConfig`, which also has a model-free
+      mode);
+    - whether it is reversible: the strategy, built from the spec (a folding one with the scripted
+      folder), offers tools that bring back what it leaves out (``restore``, ``recall``; the view
+      check refuses a stub naming a tool that is not offered), or it leaves nothing out (``full``);
+    - its options: the config's fields, each with its type, default and description, and the value
+      the spec gives it.
+    """
 
     name: str
     path: str

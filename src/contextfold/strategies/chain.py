@@ -1,15 +1,7 @@
 """``chain``: run view transforms one after another (clip, then prune, then mask, ...).
 
-``{"type": "chain", "strategies": [spec, ...]}`` builds each member from a spec as
-:func:`~contextfold.strategies.registry.build_strategy` accepts it (a short name with overrides
-such as ``"mask keep=5"``, a dict, a dotted path). Every member must rewrite a view (have
-``apply``, as every :class:`~contextfold.strategies.transform.TransformStrategy` does). The
-chain renders the full view and hands it to each member's ``apply`` in order, so each one sees
-what the previous left; elisions accumulate. ``observe``, ``fold`` and ``compact`` reach every
-member that has them (``share`` and ``end`` the first that learns across sessions),
-``forced_compactions`` sums theirs, and the tools of members that offer some (``recall``,
-``restore``) are the chain's tools, routed back to their owners (members may share
-``restore``). The default chain is clip, then mask.
+Each member sees what the previous one left and the elisions accumulate, so simple transforms
+combine without a strategy of their own; the default chain is clip, then mask.
 """
 
 from __future__ import annotations
@@ -51,7 +43,16 @@ class ChainConfig(StrategyConfig):
 
 
 class ChainStrategy(TransformStrategy):
-    """Applies its members' transforms in order to the full view."""
+    """Applies its members' transforms in order to the full view.
+
+    ``{"type": "chain", "strategies": [spec, ...]}`` builds each member from a spec as
+    :func:`~contextfold.strategies.registry.build_strategy` accepts it. Every member must rewrite a
+    view (have ``apply``, as every :class:`~contextfold.strategies.transform.TransformStrategy`
+    does). ``observe``, ``fold`` and ``compact`` reach every member that has them (``share`` and
+    ``end`` the first that learns across sessions), ``forced_compactions`` sums theirs, and the
+    tools of members that offer some (``recall``, ``restore``) are the chain's tools, routed back
+    to their owners (members may share ``restore``).
+    """
 
     Config = ChainConfig
 

@@ -1,15 +1,7 @@
 """``recall``: move old observations to an archive the agent can search (ReFold's B.1 baseline).
 
-When the view grows past ``trigger`` (75%) of the budget, the oldest observations (all tool
-results of a step, oldest step first) move to a per-session archive until the view is under
-``target`` (50%) of the budget. Each one is replaced by a stub naming its archive id (its step)
-and the ``recall`` tool: ``recall(id=S)`` gives the output back verbatim (it is read from the
-history, where nothing is ever lost) and ``recall(query=...)`` lists the archived outputs whose
-lines hold the query's terms. The observations of the last ``keep`` steps that have any are
-never archived, so the agent always sees what its latest action returned.
-
-Once archived, an output stays archived: the view's prefix changes only when more is archived,
-in bursts, and stays put between them (the prefix cache keeps hitting).
+Nothing is lost (``recall`` reads the history), and an archived output stays archived, so the
+prefix changes only in bursts and the cache keeps hitting between them.
 """
 
 from __future__ import annotations
@@ -66,7 +58,16 @@ class RecallConfig(StrategyConfig):
 
 
 class RecallStrategy(TransformStrategy):
-    """Archives the oldest observations past the trigger; a ``recall`` tool gets them back."""
+    """Archives the oldest observations past the trigger; a ``recall`` tool gets them back.
+
+    When the view grows past ``trigger`` (75%) of the budget, the oldest observations (all tool
+    results of a step, oldest step first) move to a per-session archive until the view is under
+    ``target`` (50%). Each is replaced by a stub naming its archive id (its step) and the
+    ``recall`` tool: ``recall(id=S)`` gives the output back verbatim and ``recall(query=...)``
+    lists the archived outputs whose lines hold the query's terms. The observations of the last
+    ``keep`` steps that have any are never archived, so the agent always sees what its latest
+    action returned.
+    """
 
     Config = RecallConfig
 

@@ -1,20 +1,5 @@
-"""Build strategies from a short name, a dotted path, a dict or YAML.
-
-Every strategy class has a ``Config`` attribute, a pydantic model (a :class:`StrategyConfig`)
-with a ``type`` literal and ``extra="forbid"``; the class is built as ``cls(config)``. A
-strategy that folds with a model has a :class:`~contextfold.strategies.folding.FolderConfig`
-(its ``folder`` option) and is built as ``cls(config, folder=...)``, the folder resolved by the
-:class:`~contextfold.strategies.folding.FolderSource` given to :func:`build_strategy`. One whose
-config is an :class:`~contextfold.strategies.folding.OptionalFolderConfig` also has a model-free
-mode: ``folder=none`` (or ``--folder none``) builds it as ``cls(config, folder=None)``.
-
-Specs accepted by :func:`build_strategy`:
-
-- a short name from :data:`STRATEGIES` (``"full"``), with optional overrides
-  ``"name key=value key=value"`` (values parsed as YAML scalars);
-- a dotted path to a class, ``"package.module:Class"`` or ``"package.module.Class"``;
-- a dict ``{"type": NAME_OR_PATH, **options}``;
-- YAML text of such a dict, or a path to a ``.yaml``/``.yml`` file holding one.
+"""Build strategies from a short name, a dotted path, a dict or YAML: one registry, so every caller
+(the CLI, Session, serve, configs) builds a strategy the same way.
 """
 
 from __future__ import annotations
@@ -72,10 +57,24 @@ _YAML_KEY = re.compile(r"^[A-Za-z_][\w-]*\s*:(\s|$)")
 def build_strategy(
     spec: str | Mapping[str, Any] | Strategy, *, folders: FolderSource | None = None
 ) -> Strategy:
-    """Build a strategy from a spec (see the module docstring); raises :class:`ConfigError`.
+    """Build a strategy from a spec (below); raises :class:`ConfigError`.
 
     ``folders`` resolves the folder of a strategy that folds with a model (its ``folder``
-    option, else the source's default); without one, only an explicit ``folder`` works."""
+    option, else the source's default); without one, only an explicit ``folder`` works.
+
+    Every strategy class has a ``Config`` attribute, a pydantic model (a :class:`StrategyConfig`)
+    with a ``type`` literal and ``extra="forbid"``, and is built as ``cls(config)``. One that folds
+    with a model has a :class:`~contextfold.strategies.folding.FolderConfig` and is built as
+    ``cls(config, folder=...)``; one whose config is an
+    :class:`~contextfold.strategies.folding.OptionalFolderConfig` also has a model-free mode:
+    ``folder=none`` builds it as ``cls(config, folder=None)``. Specs:
+
+    - a short name from :data:`STRATEGIES` (``"full"``), with optional overrides ``"name key=value
+      key=value"`` (values parsed as YAML scalars);
+    - a dotted path to a class, ``"package.module:Class"`` or ``"package.module.Class"``;
+    - a dict ``{"type": NAME_OR_PATH, **options}``;
+    - YAML text of such a dict, or a path to a ``.yaml``/``.yml`` file holding one.
+    """
     if isinstance(spec, Strategy):
         return spec
     options = spec_dict(spec)

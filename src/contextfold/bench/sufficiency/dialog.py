@@ -1,13 +1,7 @@
 """The few message forms the oracle and the scripted user exchange, and how asks are matched.
 
-- An ask is ``ASK`` followed by labels separated by ``"; "`` and a final ``?``. Each label is a
-  few words from the user's own fact, those nearest the value wanted (``"user id"``). The user
-  answers a label with the fact that shares the most words with it (:func:`pick_facts`).
-- Instructions are ``INSTRUCT`` followed by one ``- tool_name {json arguments}`` line per
-  action the user must take on their phone.
-
-:func:`label_for` picks the fewest words that make the user pick the intended fact, so an ask
-never brings back a different sentence than the one holding the value.
+Asks are matched to the user's facts by shared words, so an ask must be worded to bring back the
+very sentence that holds the value (:func:`label_for`).
 """
 
 from __future__ import annotations
@@ -38,7 +32,13 @@ def content_words(text: str) -> list[str]:
 
 def pick_facts(label: str, facts: Sequence[Fact]) -> list[Fact]:
     """The fact answering ``label``: most shared words, first on ties; all known facts when
-    none shares a word."""
+    none shares a word.
+
+    An ask is ``ASK`` followed by labels separated by ``"; "`` and a final ``?``; each label is a
+    few words from the user's own fact, those nearest the value wanted (``"user id"``).
+    Instructions are ``INSTRUCT`` followed by one ``- tool_name {json arguments}`` line per action
+    the user must take on their phone.
+    """
     words = set(content_words(label))
     scores = [len(words & set(content_words(f.text))) for f in facts]
     best = max(scores, default=0)

@@ -1,12 +1,7 @@
 """Where a real agent would look a value up: read calls built from what it already has.
 
-:class:`CallFinder` lists the read-only calls of a domain whose every argument comes from texts
-the agent has seen: a value under a matching key in a JSON output (``reservations`` feeds
-``reservation_id``, ``line_ids`` feeds ``line_id``, any ``..._id`` feeds telecom's ``id``,
-``origin`` and ``destination`` feed each other), a value the ground truth passes under that
-name, or a plain-text token (of the user's facts or of a non-JSON output) shaped like the
-domain's ground-truth values for it (``"#W9348897"`` has the shape ``#A9``; a token of any shape
-when the domain never passes that name and it is the tool's only argument).
+A value the ground truth needs and no earlier output holds is found the way an agent finds it,
+by a read whose arguments come from texts the agent has seen (:class:`CallFinder`).
 """
 
 from __future__ import annotations
@@ -31,7 +26,16 @@ _TOKEN = re.compile(r"[\w@#+.-]+")
 
 
 class CallFinder:
-    """Lists the read calls an agent can make from given texts (see the module doc)."""
+    """Lists the read calls an agent can make from given texts.
+
+    A call counts when every argument comes from those texts: a value under a matching key in a
+    JSON output (``reservations`` feeds ``reservation_id``, ``line_ids`` feeds ``line_id``, any
+    ``..._id`` feeds telecom's ``id``, ``origin`` and ``destination`` feed each other), a value the
+    ground truth passes under that name, or a plain-text token (of the user's facts or of a
+    non-JSON output) shaped like the domain's ground-truth values for it (``"#W9348897"`` has the
+    shape ``#A9``; a token of any shape when the domain never passes that name and it is the tool's
+    only argument).
+    """
 
     def __init__(self, env: Tau2Env, gold: Sequence[Any]) -> None:
         kit = env.tau2_env.tools

@@ -1,20 +1,7 @@
 """Noisy mode (U-Fold's hard setting): tool outputs padded with distractor records.
 
-:class:`NoisyEnv` wraps the agent's environment: each successful
-tool output comes back verbatim, followed by distractor records from the same domain database,
-one JSON record per line, in the database's own JSON format (other users, other reservations,
-other orders, other flights, other customers and lines), until the padding is ``factor`` times
-the output's length (at least one record). The records come from the table whose records share
-the most keys with the output (``get_user_details`` -> users, ``get_reservation_details`` ->
-reservations, a flight search -> flights), else from any table.
-
-The padding is deterministic: the records for a call are drawn with a seed made from the task, the
-tool and its arguments, so the same call always gets the same padding (a repeated read returns the
-same text, as a real system would). No record that holds one of the plan's checked values or
-``communicate_info`` items (:mod:`contextfold.core.verbatim` rule) is ever used, so the padding can
-never make a missing value look available. Errors are not padded. :attr:`NoisyEnv.originals` maps
-each padded output back to the real one, for the evaluator (it replays every call and checks the
-outputs match).
+The padding comes from the same domain database, is the same for the same call, and never holds
+a value the task checks, so it can only make finding the real value harder.
 """
 
 from __future__ import annotations
@@ -69,7 +56,19 @@ def distractors(domain: str, task_id: str) -> dict[str, tuple[str, ...]]:
 
 
 class NoisyEnv:
-    """An environment whose tool outputs carry distractor records (see the module doc)."""
+    """An environment whose tool outputs carry distractor records.
+
+    Each successful tool output comes back verbatim, followed by records from the same domain
+    database, one JSON record per line in the database's own format (other users, reservations,
+    orders, flights, customers and lines), until the padding is ``factor`` times the output's
+    length (at least one record). The records come from the table whose records share the most keys
+    with the output (``get_user_details`` -> users, a flight search -> flights), else from any
+    table. A call's records are drawn with a seed made from the task, the tool and its arguments,
+    so a repeated read returns the same text, as a real system would. No record holding one of the
+    plan's checked values or ``communicate_info`` items is used, so the padding never makes a
+    missing value look available. Errors are not padded. :attr:`originals` maps each padded output
+    back to the real one, for the evaluator (it replays every call and checks the outputs).
+    """
 
     def __init__(self, env: Environment, plan: Plan, *, factor: float = 3.0) -> None:
         self.env, self.plan, self.factor = env, plan, factor

@@ -1,24 +1,8 @@
 """The context-dependent oracle: a deterministic ``Model`` that knows the plan but must read every
 value it uses from the view it was just sent.
 
-Each call, the oracle looks at the next action of its :class:`~.plan.Plan`. When every checked value
-of that action is available in the view (the rule of :mod:`contextfold.core.verbatim`), it makes the
-call. When some are missing, it recovers them as a real agent would (:mod:`.recovery`: restore or
-recall a stub, ask the user, or read again), one round per model call; when nothing recovers them it
-**skips** the action, as an agent that cannot see an id cannot use it, and the reward shows the
-loss. It reads the ``messages`` it is given and never the history; besides the view it knows only
-the plan (which of its own calls returned which plan output, so a stub standing for one can be told
-apart). Its usage reports no prompt tokens, so the meter counts the view.
-
-A value the next action needs that is missing from the view although the session already
-had it (the user said it in a message the oracle was shown, or a call the oracle made returned
-it) is **lost**, counted once per action by where it came from: ``lost_user_values`` when it is
-one of the user's facts, ``lost_tool_values`` otherwise.
-
-User-side actions (telecom: the user's phone) go out as instructions, one line each
-(``- toggle_data {}``), for :class:`~.user.ScriptedUser` to carry out. After the last action the
-oracle tells the user what ``communicate_info`` requires (checked items only when the view holds
-them, after the same recovery) and says goodbye.
+It reads the messages it is given, never the history, so what a strategy dropped is missing for
+it as it would be for a real agent.
 """
 
 from __future__ import annotations
@@ -62,7 +46,24 @@ class OracleStats:
 
 
 class Oracle:
-    """Walks a :class:`Plan`, reading values only from the view it is given."""
+    """Walks a :class:`Plan`, reading values only from the view it is given.
+
+    Each call it looks at the plan's next action. When every checked value is available in the view
+    (:mod:`contextfold.core.verbatim`), it makes the call; when some are missing, it recovers them
+    (:mod:`.recovery`: restore or recall a stub, ask the user, read again), one round per model
+    call; when nothing recovers them it **skips** the action, and the reward shows the loss.
+    Besides the view it knows only the plan (which of its own calls returned which output, so a
+    stub standing for one can be told apart). Its usage reports no prompt tokens, so the meter
+    counts the view.
+
+    A value the action needs that is missing although the session already had it (the user said it
+    in a message the oracle was shown, or one of its calls returned it) is **lost**, counted once
+    per action by where it came from: ``lost_user_values`` for a user's fact, ``lost_tool_values``
+    otherwise. User-side actions (telecom: the user's phone) go out as instructions, one line each
+    (``- toggle_data {}``), for :class:`~.user.ScriptedUser`. After the last action it tells the
+    user what ``communicate_info`` requires (checked items only when the view holds them, after the
+    same recovery) and says goodbye.
+    """
 
     def __init__(self, plan: Plan, *, max_rounds: int = 6) -> None:
         self.name = "oracle"

@@ -1,24 +1,7 @@
 """What the oracle must do for a task, and where each value it needs comes from.
 
-A :class:`Plan` is the task's ground-truth action sequence (``evaluation_criteria.actions``),
-completed with the **lookups** a real agent makes to learn what those actions need, found by a
-dry run on a private copy of the environment:
-
-- the user's **facts** (reason for the call, known info, task instructions; never the unknown
-  info) are one source: the user states them when asked;
-- every earlier action's output is another (the dry run records them);
-- an argument value found in neither is looked up: among the domain's read tools called with
-  arguments the agent already has (values under a matching key in earlier outputs, values the
-  ground truth passes under that name, or tokens of the user's facts), a call whose output holds
-  the value is inserted before the action; a second level of lookups is tried when one is not
-  enough (e.g. telecom: phone number -> customer -> line id).
-
-Only **checked** values must be available in the view (the rule is
-:mod:`contextfold.core.verbatim`): a value is checked when it has a source and is informative, i.e.
-not a number below 10, not a string under 3 characters, and not found in the domain policy or the
-tool schemas (cabin classes, reasons, statuses and policy amounts are the agent's own knowledge).
-Values without any source (totals the agent computes, a free-text summary) are agent-made and not
-checked.
+A :class:`Plan` is the task's ground-truth actions completed with the lookups a real agent makes
+to learn what they need, found by a dry run on a private copy of the environment.
 """
 
 from __future__ import annotations
@@ -66,7 +49,20 @@ class Action:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """Everything the oracle and the scripted user know about one task."""
+    """Everything the oracle and the scripted user know about one task.
+
+    The sources of a value: the user's **facts** (reason for the call, known info, task
+    instructions; never the unknown info), which the user states when asked, and every earlier
+    action's output (the dry run records them). A value found in neither is looked up: among the
+    domain's read tools called with arguments the agent already has, a call whose output holds it
+    is inserted before the action; a second level of lookups is tried when one is not enough
+    (telecom: phone number -> customer -> line id).
+
+    Only **checked** values must be available in the view: a value with a source that is
+    informative (:func:`informative`: not a number below 10, not a string under 3 characters, not
+    in the domain policy or the tool schemas, which the agent knows). Values without a source
+    (totals the agent computes, a free-text summary) are agent-made and not checked.
+    """
 
     domain: str
     task_id: str

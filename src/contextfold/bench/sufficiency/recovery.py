@@ -1,28 +1,7 @@
 """How the oracle gets back values its view has lost: one round per model call.
 
-For each missing value the first candidate that is not known to fail is chosen:
-
-1. **restore / recall**: the view shows a stub (``restore(step=N)``, ``recall(id=N)``) in
-   place of a tool result that held the value, and the strategy offers that tool; a result
-   cut to some of its lines names each run left out as ``restore(step=N, lines="a-b")``, and
-   those are tried in the order shown (one a round: a range whose lines lack the value is
-   dead for it);
-2. **ask**: the value is in one of the user's facts;
-3. **read again**: an earlier read-only call of the plan returned it (its own arguments must
-   be available first: missing ones join the round and are recovered the same way).
-
-Asks go first when a missing value needs one, all in one message (the latest user message is
-the one thing every view keeps); else the calls of the round go out together in one message
-(parallel tool calls). At the next model call the round's results are judged in the view: a
-call whose result is shown but lacks the value (a clipped output) is **dead** for that value and
-never chosen for it again; an ask whose answer lacks it likewise. When a value an earlier round
-recovered for this action is missing again (a sliding window pushed it out), the view is
-**sliding**: the round then fetches every value the action needs, so that one ask and one step
-hold them all. After ``max_rounds`` rounds, or with nothing left to try, recovery gives up.
-
-Every recovery that repeats earlier work counts as a redundant call: each restore or recall,
-each read made before with the same arguments, each fact asked before; the values such a call
-goes after are **re-fetched** (``refetched_values``).
+Recovery does what a real agent would (restore a stub, ask the user, read again), so its
+redundant calls and re-fetched values price what a strategy's removals cost the agent.
 """
 
 from __future__ import annotations
@@ -80,7 +59,29 @@ def call_key(name: str, arguments: Mapping[str, Any]) -> str:
 
 
 class Recovery:
-    """Recovery state of one session; :meth:`reset` starts a new target action."""
+    """Recovery state of one session; :meth:`reset` starts a new target action.
+
+    For each missing value the first candidate not known to fail is chosen:
+
+    1. **restore / recall**: the view shows a stub (``restore(step=N)``, ``recall(id=N)``) in
+       place of a tool result that held the value, and the strategy offers that tool; a result
+       cut to some of its lines names each run left out (``restore(step=N, lines="a-b")``),
+       tried in the order shown, one a round;
+    2. **ask**: the value is in one of the user's facts;
+    3. **read again**: an earlier read-only call of the plan returned it (its own arguments must
+       be available first: missing ones join the round and are recovered the same way).
+
+    Asks go first when a missing value needs one, all in one message (the latest user message is
+    the one thing every view keeps); else the round's calls go out together (parallel tool calls).
+    At the next call the round's results are judged in the view: a call whose shown result lacks
+    the value (a clipped output) is **dead** for that value, and so is an ask whose answer lacks
+    it. When a value an earlier round recovered for this action is missing again (a sliding window
+    pushed it out), the view is **sliding**: the round fetches every value the action needs, so
+    that one ask and one step hold them all. After ``max_rounds`` rounds, or with nothing left to
+    try, recovery gives up. Every recovery that repeats earlier work (each restore or recall, each
+    read made before with the same arguments, each fact asked before) is a redundant call; the
+    values it goes after are **re-fetched**.
+    """
 
     def __init__(self, plan: Plan, new_call: NewCall, *, max_rounds: int = 6) -> None:
         self.plan, self.new_call, self.max_rounds = plan, new_call, max_rounds

@@ -1,27 +1,14 @@
 """Run the oracle over tau2 tasks for each strategy x budget x mode, and aggregate.
 
-One run is one task under one :class:`Setting`: the task's :class:`~.plan.Plan`, the
-:class:`~.oracle.Oracle` as the model, the :class:`~.user.ScriptedUser`, a fresh episode of the
-environment (:class:`~.session.SessionEnv`, padded by :class:`~.noise.NoisyEnv` in noisy mode)
-and the strategy, through the real :class:`~contextfold.agent.loop.Agent` loop with the budget
-(forced compactions included). The reward is tau2's evaluator on the agent's history; a run the
-strategy cannot fit in the budget (:class:`~contextfold.core.errors.ContextBudgetError`) scores 0.
-
-:class:`TaskRunner` runs all settings of one task in one process and shares what does not depend
-on the setting: the plan, the memo of tool outputs, and the scores. Scoring is slow (the
-evaluator rebuilds the database twice), so a score is cached under a key holding everything the
-evaluator reads (:meth:`TaskRunner.score_key`); runs that differ only by repeated reads and
-restores share it.
-
-Rows (:func:`aggregate`) are per domain x setting; every number but ``tasks`` is a mean over
-the tasks (``prompt_tokens``: prompt tokens sent over a session, cumulative; ``peak_context_
-tokens``: the largest prompt of a session; ``cost_usd``: its cost under the default price table).
+One run is one task under one :class:`Setting`, through the real agent loop with the budget
+(forced compactions included), scored by tau2's evaluator; rows (:func:`aggregate`) are means
+over the tasks per domain x setting.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -34,11 +21,12 @@ from contextfold.bench.sufficiency.oracle import Oracle
 from contextfold.bench.sufficiency.plan import build_plan
 from contextfold.bench.sufficiency.session import SessionEnv, TaskEnvs
 from contextfold.bench.sufficiency.user import ScriptedUser
+from contextfold.core.counters import resolve_counter
 from contextfold.core.errors import ContextBudgetError, ContextFoldError
 from contextfold.core.experience import Experience, start_from
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
-from contextfold.core.meter import FOLD_KEYS, Meter
+from contextfold.core.meter import FOLD_KEYS, PRICE_TABLES, Meter, get_profile
 from contextfold.core.protocols import Learning
 from contextfold.envs.tau2 import Tau2Env
 from contextfold.strategies.folding import FolderSource
@@ -47,6 +35,7 @@ from contextfold.strategies.registry import build_strategy, spec_label
 __all__ = [
     "ROW_KEYS",
     "FolderChoice",
+    "Metering",
     "RunResult",
     "Setting",
     "TaskRunner",
@@ -91,6 +80,23 @@ class Setting:
     """Count the strategy's own tool schemas in every prompt (:mod:`contextfold.bench.schemas`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Metering:
+    """How every run of a matrix is counted and priced, by name (workers build their own)."""
+
+    tokenizer: str = "approx"
+    """The history's token counter (``--tokenizer``)."""
+    prices: str = "default"
+    profile: str = "qwen3-8b"
+
+    def meter(self, tool_tokens: int = 0) -> Meter:
+        return Meter(
+            prices=PRICE_TABLES[self.prices],
+            profile=get_profile(self.profile),
+            tool_tokens=tool_tokens,
+        )
+
+
 @dataclass(slots=True)
 class RunResult:
     """One task under one setting."""
@@ -126,7 +132,16 @@ class RunResult:
 
 class TaskRunner:
     """Runs one task under many settings in one process, sharing its plan, the memo of tool
-    outputs (:class:`~.session.TaskEnvs`) and the scores."""
+    outputs (:class:`~.session.TaskEnvs`) and the scores.
+
+    A run: the task's :class:`~.plan.Plan`, the :class:`~.oracle.Oracle` as the model, the
+    :class:`~.user.ScriptedUser`, a fresh episode (:class:`~.session.SessionEnv`, padded by
+    :class:`~.noise.NoisyEnv` in noisy mode) and the strategy. A run the strategy cannot fit in the
+    budget (:class:`~contextfold.core.errors.ContextBudgetError`) scores 0. Scoring is slow (the
+    evaluator rebuilds the database twice), so a score is cached under a key holding everything the
+    evaluator reads (:meth:`score_key`); runs that differ only by repeated reads and restores share
+    it.
+    """
 
     def __init__(
         self,
@@ -136,9 +151,11 @@ class TaskRunner:
         folders: FolderSource | None = None,
         on_run: Callable[[RunResult, Meter], None] | None = None,
         learned: Mapping[Setting, Experience] | None = None,
+        metering: Metering | None = None,
     ) -> None:
         self.domain, self.task_id = domain, str(task_id)
         self.folders = folders or FolderSource()
+        self.metering = metering or Metering()
         self.learned = learned or {}
         """Each setting's experience, when the strategies learn across tasks."""
         self.on_run = on_run
@@ -155,7 +172,8 @@ class TaskRunner:
         plan, session = self.plan, SessionEnv(self.envs)
         oracle, user = Oracle(plan), ScriptedUser(plan, session)
         noisy = NoisyEnv(session, plan) if setting.noisy else None
-        history = History(SystemMessage(self.envs.live.system_prompt()))
+        counter = resolve_counter(self.metering.tokenizer)
+        history = History(SystemMessage(self.envs.live.system_prompt()), counter=counter)
         strategy = build_strategy(setting.strategy, folders=self.folders)
         if setting in self.learned and isinstance(strategy, Learning):
             strategy.share(self.learned[setting])
@@ -165,7 +183,7 @@ class TaskRunner:
             strategy,
             noisy or session,
             history=history,
-            meter=Meter(tool_tokens=tools),
+            meter=self.metering.meter(tools),
             user=user,
             budget=setting.budget,
             max_steps=8 * len(plan.actions) + 20,  # recovery: at most 7 calls per action
@@ -270,10 +288,15 @@ def _calls(message: Message) -> list[str]:
 
 
 def run_one(
-    domain: str, task_id: str, setting: Setting, folder: FolderChoice | None = None
+    domain: str,
+    task_id: str,
+    setting: Setting,
+    folder: FolderChoice | None = None,
+    metering: Metering | None = None,
 ) -> RunResult:
     """Run the oracle on one task under one setting and score it."""
-    return TaskRunner(domain, task_id, folders=(folder or FolderChoice()).source()).run(setting)
+    source = (folder or FolderChoice()).source()
+    return TaskRunner(domain, task_id, folders=source, metering=metering).run(setting)
 
 
 def run_task(
@@ -282,10 +305,11 @@ def run_task(
     settings: Sequence[Setting],
     folder: FolderChoice | None = None,
     learned: Mapping[Setting, Experience] | None = None,
+    metering: Metering | None = None,
 ) -> list[RunResult]:
     """Every setting on one task (one job of :func:`run_matrix`)."""
     source = (folder or FolderChoice()).source()
-    runner = TaskRunner(domain, task_id, folders=source, learned=learned)
+    runner = TaskRunner(domain, task_id, folders=source, learned=learned, metering=metering)
     return [runner.run(s) for s in settings]
 
 
@@ -294,10 +318,11 @@ def _run_task_last(
     settings: Sequence[Setting],
     folder: FolderChoice,
     frozen: Mapping[Setting, Experience],
+    metering: Metering,
     task_id: str,
 ) -> list[RunResult]:
     """:func:`run_task` with the task id last (the shared arguments of a Ray sweep first)."""
-    return run_task(domain, task_id, settings, folder, frozen)
+    return run_task(domain, task_id, settings, folder, frozen, metering)
 
 
 def _experiences(
@@ -320,33 +345,41 @@ def run_matrix(
     sweep: RaySweep | None = None,
     learn: bool = False,
     experience: Mapping[str, Experience] | None = None,
+    learned: MutableMapping[Setting, Experience] | None = None,
+    metering: Metering | None = None,
 ) -> list[RunResult]:
     """Every setting on every task; ``workers`` > 1 runs tasks in that many processes, a
     ``sweep`` runs each task as a Ray task (results in the same order either way). With
     ``learn``, each setting's strategies learn from the tasks before (in order, one process),
-    from the entry of ``experience`` for its strategy label if there is one; without, a
-    setting whose label ``experience`` holds shares a frozen copy of it (in any process)."""
+    from the entry of ``experience`` for its strategy label if there is one, into the
+    setting's entry of ``learned`` (when given: what ``--save-experience`` writes); without,
+    a setting whose label ``experience`` holds shares a frozen copy of it (in any process)."""
     if learn and (workers > 1 or sweep is not None):
         raise ContextFoldError("learning across tasks runs them in order in one process")
     frozen = {} if learn else _experiences(settings, False, experience or {})
-    folder = folder or FolderChoice()
+    folder, metering = folder or FolderChoice(), metering or Metering()
     for setting in settings:  # a bad spec, or a missing folder, fails before any work
         build_strategy(setting.strategy, folders=FolderSource(default=folder.default))
     results: list[RunResult] = []
     if sweep is not None:
         done = (lambda i: on_task(task_ids[i])) if on_task else None
-        shared = (domain, list(settings), folder, frozen)
+        shared = (domain, list(settings), folder, frozen, metering)
         parts = sweep.map(_run_task_last, [(t,) for t in task_ids], shared=shared, on_done=done)
         return [r for part in parts for r in part]
     if workers <= 1:
-        learned = _experiences(settings, True, experience or {}) if learn else frozen
+        start = _experiences(settings, True, experience or {}) if learn else frozen
+        if learn and learned is not None:
+            learned.update(start)
         for task_id in task_ids:
-            results += run_task(domain, task_id, settings, folder, learned)
+            results += run_task(domain, task_id, settings, folder, start, metering)
             if on_task is not None:
                 on_task(task_id)
         return results
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        jobs = [pool.submit(run_task, domain, t, list(settings), folder, frozen) for t in task_ids]
+        jobs = [
+            pool.submit(run_task, domain, t, list(settings), folder, frozen, metering)
+            for t in task_ids
+        ]
         for task_id, job in zip(task_ids, jobs, strict=True):
             results += job.result()
             if on_task is not None:
@@ -355,7 +388,12 @@ def run_matrix(
 
 
 def aggregate(results: Sequence[RunResult]) -> list[dict[str, Any]]:
-    """One row per domain x setting, with exactly :data:`ROW_KEYS`; means over tasks."""
+    """One row per domain x setting, with exactly :data:`ROW_KEYS`; means over tasks.
+
+    ``prompt_tokens``: prompt tokens sent over a session, cumulative; ``peak_context_tokens``: the
+    largest prompt of a session; ``cost_usd``: its cost under the matrix's price table
+    (:class:`Metering`).
+    """
     groups: dict[tuple[str, Setting], list[RunResult]] = {}
     for r in results:
         groups.setdefault((r.domain, r.setting), []).append(r)

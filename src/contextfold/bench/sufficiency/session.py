@@ -1,14 +1,8 @@
 """One run's environment, served from a per-task memo of tool outputs (speed, not semantics).
 
-Building a tau2 environment validates the whole domain database (about 0.25 s in airline), and
-the matrix runs every task dozens of times. A tool's output depends only on the tool, its
-arguments and the database state, and the state only on the state-changing calls made before
-(every call that is not a read, on either side, in order). :class:`TaskEnvs` keeps, per task,
-the output of every (state, call) seen and one live :class:`~contextfold.envs.tau2.Tau2Env`; a
-:class:`SessionEnv` asks it for each call under its own state. Only a call never seen in that
-state runs on a real environment, rebuilt and brought to the state by replaying its calls when
-the live one is elsewhere. Runs that make the same state-changing calls (most of them) share
-every output, and a run sees exactly what a fresh environment would have answered.
+A tau2 environment validates its whole database when built (about 0.25 s in airline) and the
+matrix runs every task dozens of times; a run still sees exactly what a fresh environment would
+have answered.
 """
 
 from __future__ import annotations
@@ -27,7 +21,15 @@ _Call = tuple[str, str, str]
 
 
 class TaskEnvs:
-    """The memo of one task's tool outputs, and its live environment."""
+    """The memo of one task's tool outputs, and its live environment.
+
+    A tool's output depends only on the tool, its arguments and the database state, and the state
+    only on the state-changing calls made before (every call that is not a read, on either side, in
+    order). This keeps the output of every (state, call) seen and one live
+    :class:`~contextfold.envs.tau2.Tau2Env`; a :class:`SessionEnv` asks it for each call under its
+    own state. Only a call never seen in that state runs on a real environment, rebuilt and brought
+    to the state by replaying its calls when the live one is elsewhere.
+    """
 
     def __init__(self, domain: str, task_id: str) -> None:
         self.domain, self.task_id = domain, task_id

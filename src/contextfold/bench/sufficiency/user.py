@@ -1,16 +1,7 @@
 """The scripted user: plays a tau2 task's customer from its scenario, with no model.
 
-- Its first message (``respond([])``) is the reason for the call, as the scenario states it.
-- Asked for something (the oracle's :data:`~.oracle.ASK` form, labels separated by ``; ``), it
-  answers, for each label, with the sentence of its facts (known info, task instructions,
-  reason for the call) that shares the most words with the label, verbatim; a label matching
-  none is answered with all of its known info.
-- Told to do things on its phone (:data:`~.oracle.INSTRUCT`, one ``- tool {json}`` line each),
-  it runs each with :meth:`~contextfold.envs.tau2.Tau2Env.call_user_tool`, logs that traffic
-  in the env (:meth:`~contextfold.envs.tau2.Tau2Env.record_user_side`: the evaluator replays
-  it; the agent never sees it) and reports what each tool answered.
-- Anything else (the agent's goodbye) ends the session with ``###STOP###`` (``respond``
-  returns None).
+It answers only from its facts, verbatim, so a value the oracle asks for comes back exactly as
+the task states it.
 """
 
 from __future__ import annotations
@@ -50,7 +41,19 @@ class PhoneEnv(Protocol):
 
 
 class ScriptedUser:
-    """Deterministic customer for one task; implements ``UserSimulator``."""
+    """Deterministic customer for one task; implements ``UserSimulator``.
+
+    - Its first message (``respond([])``) is the reason for the call, as the scenario states it.
+    - Asked for something (:data:`~.oracle.ASK`, labels separated by ``; ``), it answers each label
+      with the sentence of its facts (known info, task instructions, reason for the call) that
+      shares the most words with it; a label matching none gets all of its known info.
+    - Told to do things on its phone (:data:`~.oracle.INSTRUCT`, one ``- tool {json}`` line each),
+      it runs each with :meth:`~contextfold.envs.tau2.Tau2Env.call_user_tool`, logs that traffic in
+      the env (:meth:`~contextfold.envs.tau2.Tau2Env.record_user_side`: the evaluator replays it;
+      the agent never sees it) and reports what each tool answered.
+    - Anything else (the agent's goodbye) ends the session with ``###STOP###`` (``respond`` returns
+      None).
+    """
 
     def __init__(self, plan: Plan, env: PhoneEnv) -> None:
         self.plan, self.env = plan, env

@@ -41,6 +41,9 @@ class PostgresStore(Connected):
     are serialised by the database: one wins, the other gets a :class:`StoreError` and nothing
     of it is written. Reads run in one ``REPEATABLE READ`` snapshot. A lock serialises use of
     the connection between threads; the URL's password never appears in messages.
+
+    The tables and guarantees are :class:`SQLiteStore`'s; the schema adds a ``steps`` count to
+    ``sessions`` and a ``contextfold_schema`` version table.
     """
 
     def __init__(self, url: str, *, timeout: float = 10.0) -> None:

@@ -38,6 +38,26 @@ class SQLiteStore(Connected):
     store must be used from the thread that opened it (sqlite3 raises otherwise, which becomes a
     :class:`StoreError`). Open one store per thread or process instead: WAL lets readers run
     beside a writer, and ``BEGIN IMMEDIATE`` plus a busy timeout serialize the writers.
+
+    The file is created owner-only (0600; SQLite gives the ``-wal`` and ``-shm`` files the same
+    mode: they hold conversation text too). Each append is one ``BEGIN IMMEDIATE`` transaction that
+    checks the index is next and writes the step. With ``synchronous="FULL"`` (the default) the WAL
+    is fsynced at every commit, so an append that has returned survives a process kill and a power
+    loss; ``"NORMAL"`` survives a process kill but may lose the latest commits on power loss, and
+    is faster. Metadata and usage are stored as JSON (a tuple comes back as a list;
+    :class:`MemoryStore` applies the same round trip).
+
+    Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`, ``PRAGMA application_id`` =
+    :data:`APPLICATION_ID` marks the file as a contextfold store)::
+
+        sessions(session_id PK, system JSON|NULL, counter, meta JSON, created_at)
+        steps(session_id, idx, messages JSON, tokens JSON, hashes JSON, PK(session_id, idx))
+        calls(session_id, call_idx, step_idx, messages JSON, usage JSON, created_at,
+              PK(session_id, call_idx))
+        folds(session_id, fold_idx, record JSON, created_at, PK(session_id, fold_idx))
+
+    A version-1 file (before fold logs) is upgraded in place when opened: the ``folds`` table is
+    added, nothing stored changes.
     """
 
     def __init__(

@@ -1,14 +1,8 @@
-"""A throwaway PostgreSQL server (for the tests and ``benchmarks/store_appends.py``): initdb
-into a temporary folder, listen on a free loopback port (no Unix socket), trust auth, stopped
-and deleted at the end. Not for keeping data: everything goes when :meth:`TempPostgres.stop`
-runs.
+"""A throwaway PostgreSQL server for the tests and ``benchmarks/store_appends.py``.
 
-Debian's ``postgresql`` package (``make setup`` installs it) puts the binaries in
-``/usr/lib/postgresql/<version>/bin``; ``$CONTEXTFOLD_PG_BIN`` or ``PATH`` may name others.
-PostgreSQL refuses to run as root, so as root the server runs as the ``postgres`` OS user
-(``runuser -u postgres --``, which the package creates); as anyone else it runs as that user.
-A missing server is a :class:`RuntimeError` saying what to install (the tests fail with it,
-never skip).
+initdb into a temporary folder, a free loopback port, trust auth, everything deleted at
+:meth:`TempPostgres.stop`: the PostgreSQL store's tests run anywhere Debian's ``postgresql``
+package is installed, with no server to set up.
 """
 
 from __future__ import annotations
@@ -43,7 +37,14 @@ def find_bin() -> Path | None:
 
 
 class TempPostgres:
-    """One server; :meth:`new_database` gives each test an empty database of its own."""
+    """One server; :meth:`new_database` gives each test an empty database of its own.
+
+    The binaries come from ``/usr/lib/postgresql/<version>/bin`` (``make setup`` installs the
+    package); ``$CONTEXTFOLD_PG_BIN`` or ``PATH`` may name others. PostgreSQL refuses to run as
+    root, so as root the server runs as the ``postgres`` OS user (``runuser -u postgres --``, which
+    the package creates). A missing server is a :class:`RuntimeError` saying what to install (the
+    tests fail with it, never skip).
+    """
 
     def __init__(self) -> None:
         bin_dir = find_bin()

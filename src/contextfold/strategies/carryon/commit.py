@@ -1,16 +1,6 @@
 """Validate then commit: the compiler's updates checked against the state, applied as a value.
 
-:func:`compile_state` takes the committed state, the tracker's registry, the compiler's reply
-and the folded tail, and gives either the whole new state (with the persistence statistic) or
-the reason it cannot be committed. Nothing is applied in place: a refusal leaves the state as
-it was. The checks:
-
-- compare-and-swap: a revised or retired carrier must be at the ``base_version`` the compiler
-  wrote from, a cited candidate at the ``candidate_version``; an added carrier must be new;
-- every cited step lies in the folded tail (or is already cited by the committed state, which
-  carried-forward obligations and claims may repeat);
-- an external object compiles only from a candidate the grounder let through;
-- at least one carrier changes (without carriers: the execution context changes).
+Nothing is applied in place, so a refused fold leaves the state exactly as it was.
 """
 
 from __future__ import annotations
@@ -71,7 +61,18 @@ class Rules:
 def compile_state(
     state: CarryState, registry: tuple[Candidate, ...], out: CompilerOutput, rules: Rules
 ) -> Compiled:
-    """The new state, or :class:`Refused` naming the first problem."""
+    """The new state, or :class:`Refused` naming the first problem.
+
+    It gives either the whole new state (with the persistence statistic) or the reason it cannot be
+    committed. The checks:
+
+    - compare-and-swap: a revised or retired carrier must be at the ``base_version`` the compiler
+      wrote from, a cited candidate at the ``candidate_version``; an added carrier must be new;
+    - every cited step lies in the folded tail (or is already cited by the committed state, which
+      carried-forward obligations and claims may repeat);
+    - an external object compiles only from a candidate the grounder let through;
+    - at least one carrier changes (without carriers: the execution context changes).
+    """
     if out.abstain:
         raise Refused(f"the compiler abstained: {out.reason or 'no reason given'}")
     cited = state.cited()

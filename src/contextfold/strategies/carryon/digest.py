@@ -1,16 +1,8 @@
 """Step digests: what CarryOn's tracker (and compiler) read of a live-tail step.
 
-A digest is :func:`~contextfold.strategies.folding.steps.step_text` with every part (the
-message text, each call's arguments, each tool result) cut to its share of a character
-budget: the head and the tail of its lines, and between them a note such as
-``[212 lines cut; restore(step=7)]`` (a single long line loses its middle characters). Short
-parts keep all of their text and leave their share to the long ones. The agent's choices (who
-spoke, which tool, with which arguments) survive; long outputs keep what usually matters in
-them (the command's echo and errors at the head, the outcome at the tail), and the cut is
-said, with the way to read all of it. Nothing is lost: the step is in the history.
-
-:func:`digests` sizes the digests of a whole tail so that together they fit a token limit
-(one tracker call) when a step's share does not fall below ``floor_chars``.
+Each part keeps its head and tail lines and says what was cut and how to read all of it, so a
+whole tail fits one tracker call while the agent's choices and the outcomes survive; nothing is
+lost (the step is in the history).
 """
 
 from __future__ import annotations
@@ -28,7 +20,14 @@ _FLOOR = 160
 
 
 def digest(step: Step, chars: int) -> str:
-    """The step as ``[step N] ...`` lines, its parts cut to share ``chars`` characters."""
+    """The step as ``[step N] ...`` lines, its parts cut to share ``chars`` characters.
+
+    The step's text (:func:`~contextfold.strategies.folding.steps.step_text`) with every part (the
+    message text, each call's arguments, each tool result) cut to its share of ``chars``: the head
+    and the tail of its lines, and between them a note such as ``[212 lines cut; restore(step=7)]``
+    (a single long line loses its middle characters). Short parts keep all of their text and leave
+    their share to the long ones.
+    """
     parts = _parts(step)
     shares = _allot([len(text) for _, text, _ in parts], chars)
     return "\n".join(
@@ -39,7 +38,11 @@ def digest(step: Step, chars: int) -> str:
 
 def digests(steps: Sequence[Step], *, chars: int, limit: int, counter: TokenCounter) -> list[str]:
     """Digests of ``steps``, at most ``chars`` characters each, shrunk together until they
-    fit ``limit`` tokens (as ``counter`` counts them) or reach the floor."""
+    fit ``limit`` tokens (as ``counter`` counts them) or reach the floor.
+
+    The digests are sized so that together they fit ``limit`` tokens (one tracker call) while a
+    step's share does not fall below ``floor_chars``.
+    """
     each = max(min(chars, limit * 4 // max(len(steps), 1)), _FLOOR)
     blocks = [digest(s, each) for s in steps]
     for _ in range(3):

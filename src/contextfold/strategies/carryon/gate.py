@@ -1,18 +1,8 @@
 """carryon's cost gate: ask the folder only when retiring the live tail could pay for it.
 
-A fold costs before it saves: the folder's calls (tracker and compiler, each sent the tail's
-digests and writing a reply) and, once it commits, the rewrite of the prompt cache from the
-context message on. It saves the retired steps on every later call. ``gate=cost`` judges the
-best fold (the whole live tail retired, the new context message no longer than the old one)
-with refold's :class:`~contextfold.strategies.refold.cost.CostRule` (calls still to come
-estimated from the session, the chance of one restore afterwards from the restores so far),
-weighted by the chance that an asked fold commits (Laplace's rule over this session's asked
-folds: (commits + 1) / (asked + 2), or from the rate of the workload's ended sessions when
-the strategy learns across sessions: :mod:`contextfold.core.experience`): a refused fold
-costs the folder's calls and saves nothing, so a folder that keeps being refused is asked
-less. When the fold is not expected to pay, the folder is not asked and a record says so. A
-view over the budget is always folded. ``gate=none`` asks the folder whenever the trigger
-fires (the paper).
+A fold costs the folder's calls and a prompt-cache rewrite before it saves anything, and a
+refused fold saves nothing; ``gate=cost`` weighs both with refold's cost rule, ``gate=none``
+asks whenever the trigger fires (the paper).
 """
 
 from __future__ import annotations
@@ -38,6 +28,18 @@ _REPLY = 256
 
 @dataclass(frozen=True, slots=True)
 class Gate:
+    """Decides, before the folder is asked, whether a fold could pay.
+
+    It judges the best fold (the whole live tail retired, the new context message no longer than
+    the old one) with refold's :class:`~contextfold.strategies.refold.cost.CostRule` (calls still
+    to come estimated from the session, the chance of one restore afterwards from the restores so
+    far), weighted by the chance that an asked fold commits: Laplace's rule over this session's
+    asked folds, (commits + 1) / (asked + 2), or the rate of the workload's ended sessions when the
+    strategy learns across sessions (:mod:`contextfold.core.experience`). A folder that keeps being
+    refused is asked less. When a fold is not expected to pay, the folder is not asked and a record
+    says so; a view over the budget is always folded.
+    """
+
     rule: CostRule
     folder: Folder
     digest_tokens: int

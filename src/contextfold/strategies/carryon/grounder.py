@@ -1,17 +1,7 @@
 """The grounder: read-only checks of an external-object candidate against the workspace.
 
-A check is bound to one candidate, its version and a predicate (:class:`Check`): the file
-exists, is non-empty, its content hash changed since the task began (the grounder hashes the
-workspace when it is made: when the strategy is built, or when a live run points it at the
-workspace with ``ground_in``, both before the first step), a document container opens (docx,
-xlsx, pptx with python-docx, openpyxl, python-pptx; unknown when the library is not
-installed), a text is present (in a container: in the text its library reads). Each check is
-supported, contradicted or unknown; a candidate is contradicted when any check is, supported
-when all that apply are, unknown otherwise.
-
-Without a workspace (replay of a recorded trajectory: there is no environment to read) every
-verdict is ``unknown`` with the reason "no workspace"; see
-:class:`~contextfold.strategies.carryon.strategy.CarryOnConfig` for what the compiler may do then.
+A carrier that claims a work product exists is compiled only when the workspace does not
+contradict it; without a workspace (a recorded trajectory) every verdict is ``unknown``.
 """
 
 from __future__ import annotations
@@ -49,7 +39,19 @@ def combine(checks: list[Check]) -> Verdict:
 
 
 class Grounder:
-    """Runs the checks under ``root`` (None: no workspace, every verdict unknown)."""
+    """Runs the checks under ``root`` (None: no workspace, every verdict unknown).
+
+    A check (:class:`Check`) is bound to one candidate, its version and a predicate: the file
+    exists, is non-empty, its content hash changed since the task began (the workspace is hashed
+    when the grounder is made: when the strategy is built, or when a live run points it at the
+    workspace with ``ground_in``, both before the first step), a document container opens (docx,
+    xlsx, pptx; unknown when the library is not installed), a text is present (in a container, in
+    the text its library reads). Each check is supported, contradicted or unknown; a candidate is
+    contradicted when any check is, supported when all that apply are, unknown otherwise. With no
+    workspace the reason is "no workspace"; see
+    :class:`~contextfold.strategies.carryon.strategy.CarryOnConfig` for what the compiler may do
+    then.
+    """
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = root.resolve() if root is not None else None

@@ -1,17 +1,7 @@
 """One CarryOn fold: tracker, grounder, compiler, validation, one record.
 
-:meth:`Pipeline.run` folds the live tail ``[cut, end)`` and returns one
-:class:`~contextfold.core.folds.FoldRecord`. An accepted record holds the whole new state, so
-appending it (one transaction in the store) is the atomic commit; a refused one holds the
-stage that refused, the reason and the raw reply, and changes nothing.
-
-The tracker reads a digest of every tail step (:mod:`~contextfold.strategies.carryon.digest`:
-the step's parts cut to head and tail lines, at most ``digest_tokens`` each, shrunk so the
-whole tail fits one call; only a tail too long even at the digests' floor takes more calls)
-and updates its candidate registry; the grounder checks the external objects it touched; the
-compiler reads the committed state, the touched candidates with their verdicts and the
-evidence steps (each cut the same way to its share of the folder's context when they do not
-all fit: the step stays restorable), and writes the carrier updates and the execution context.
+An accepted record holds the whole new state, so appending it (one store transaction) is the
+atomic commit; a refused one holds the stage that refused and why, and changes nothing.
 """
 
 from __future__ import annotations
@@ -58,6 +48,17 @@ class _Run:
 
 
 class Pipeline:
+    """Runs one fold of the live tail and returns its record.
+
+    :meth:`run` folds the live tail ``[cut, end)``. The tracker reads a digest of every tail step
+    (:mod:`~contextfold.strategies.carryon.digest`: at most ``digest_tokens`` each, shrunk so the
+    whole tail fits one call; only a tail too long even at the digests' floor takes more calls) and
+    updates its candidate registry; the grounder checks the external objects it touched; the
+    compiler reads the committed state, the touched candidates with their verdicts and the evidence
+    steps (each cut the same way to its share of the folder's context when they do not all fit),
+    and writes the carrier updates and the execution context.
+    """
+
     def __init__(self, name: str, folder: Folder, grounder: Grounder, switches: Switches):
         self.name, self.folder, self.grounder, self.switches = name, folder, grounder, switches
 

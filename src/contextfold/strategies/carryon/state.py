@@ -1,14 +1,8 @@
 """CarryOn's committed state: carriers, execution context and the candidate registry.
 
-The state is a value: every accepted fold record of the strategy holds the whole of it
-(:meth:`CarryState.to_output`), so the state after a fold is the output of the last accepted
-record (:func:`state_from_log`) and a reopened session has it without calling the model.
-
-A carrier has a stable identity (:func:`carrier_id`) and a version; revising it makes a
-successor (version + 1) under the same id, and a fold that does not touch a carrier carries it
-forward unchanged. Three kinds: ``external_object`` (a work product in the environment; its id
-is its normalised location), ``information_product`` (claims compiled from the interaction)
-and ``situated_state`` (state reachable only in an application or session: anchor, state).
+The state is a value held whole by every accepted fold record, so the state after a fold is the
+last accepted record's output (:func:`state_from_log`) and a reopened session has it without
+calling the model.
 """
 
 from __future__ import annotations
@@ -56,7 +50,14 @@ class Claim(_Frozen):
 
 
 class Carrier(_Frozen):
-    """One continuation carrier at one version."""
+    """One continuation carrier at one version.
+
+    A carrier has a stable identity (:func:`carrier_id`) and a version; revising it makes a
+    successor (version + 1) under the same id, and a fold that does not touch it carries it forward
+    unchanged. Three kinds: ``external_object`` (a work product in the environment; its id is its
+    normalised location), ``information_product`` (claims compiled from the interaction) and
+    ``situated_state`` (state reachable only in an application or session: anchor, state).
+    """
 
     id: str
     kind: CarrierKind

@@ -1,13 +1,7 @@
 """``carryon``: object-oriented context (CarryOn): carriers, execution context, live tail.
 
-The view is ``system, [task], context, [latest user], live tail``: the context message holds
-the carriers and execution context the last accepted fold committed, and every step since
-follows verbatim; every retired step is restorable. A fold (tracker, grounder, compiler,
-validation: :class:`~contextfold.strategies.carryon.pipeline.Pipeline`) runs outside
-``render`` when the live tail passes ``threshold`` tokens, and commits as one fold record, so
-the state is derived from the fold log alone. ``gate=cost`` asks the folder only when a fold
-could pay (:mod:`~contextfold.strategies.carryon.gate`). Options and the fold's steps:
-docs/strategies/carryon.md.
+A fold commits only after validation and a refused one changes nothing, so the view never holds
+an unchecked summary; the state is derived from the fold log alone (docs/strategies/carryon.md).
 """
 
 from __future__ import annotations
@@ -64,7 +58,15 @@ class CarryOnConfig(FolderConfig):
 
 
 class CarryOnStrategy:
-    """Carriers + execution context from the last committed fold, then the live tail."""
+    """Carriers + execution context from the last committed fold, then the live tail.
+
+    The view is ``system, [task], context, [latest user], live tail``: the context message holds
+    the carriers and execution context the last accepted fold committed, and every step since
+    follows verbatim; every retired step is restorable. A fold (tracker, grounder, compiler,
+    validation: :class:`~contextfold.strategies.carryon.pipeline.Pipeline`) runs outside ``render``
+    when the live tail passes ``threshold`` tokens and commits as one fold record; ``gate=cost``
+    asks the folder only when a fold could pay (:mod:`~.gate`).
+    """
 
     Config = CarryOnConfig
 

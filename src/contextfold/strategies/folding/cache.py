@@ -1,13 +1,7 @@
 """The fold cache: folder replies kept on disk under the folder's name and its exact input.
 
-Replay runs a model-driven strategy's folder exactly as a live run would, and a real folder is
-slow. A :class:`FoldCache` keeps every reply (its text, the usage reported and the wall time
-it took) under a key made of the folder's name and everything it was sent (messages, schema,
-token limit), so an identical re-run is deterministic and spends nothing: the records it
-makes report the original usage, marked as cache hits.
-
-The default file is ``$CONTEXTFOLD_CACHE_DIR/folds.sqlite`` (``~/.cache/contextfold`` unless
-``XDG_CACHE_HOME`` says otherwise).
+A real folder is slow; with the cache an identical re-run of a replay is deterministic and
+spends nothing, its records reporting the original usage marked as cache hits.
 """
 
 from __future__ import annotations
@@ -44,6 +38,11 @@ CREATE TABLE IF NOT EXISTS replies (
 
 
 def default_cache_path() -> Path:
+    """The fold cache's file.
+
+    ``$CONTEXTFOLD_CACHE_DIR/folds.sqlite``, else ``folds.sqlite`` under
+    ``$XDG_CACHE_HOME/contextfold`` (``~/.cache/contextfold``).
+    """
     base = os.environ.get("CONTEXTFOLD_CACHE_DIR")
     if base:
         return Path(base) / "folds.sqlite"
@@ -59,7 +58,11 @@ class CachedReply:
 
 
 class FoldCache:
-    """Folder replies in one SQLite file (WAL; safe to share between processes)."""
+    """Folder replies in one SQLite file (WAL; safe to share between processes).
+
+    A reply is kept with its text, the usage reported and the wall time it took, under a key of the
+    folder's name and everything it was sent (messages, schema, token limit).
+    """
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()

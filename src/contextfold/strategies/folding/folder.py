@@ -1,17 +1,7 @@
 """The folder: the model a strategy folds with, asked for structured output it cannot corrupt.
 
-:meth:`Folder.ask` sends one instruction and one input and wants back one JSON object of a
-pydantic schema. The schema goes to the model as ``response_schema`` (a grammar in the
-embedded engine, ``response_format`` on servers that support it); the reply is parsed and
-validated; a reply that fails gets one repair round (the error is shown and the object asked
-for again); a reply that still fails, or a model that raises, gives an :class:`Answer` with
-no value and the reason. Nothing is retried beyond that and nothing raises: the strategy
-records the rejection and its view stays as it was.
-
-The folder's own context is respected: :meth:`Folder.chunks` packs an input's blocks (one per
-step) into chunks that fit with room for the instruction and the reply, splitting a block
-that alone is too long at line (or character) boundaries, never dropping any of it. The
-strategy folds the chunks in turn (a rolling fold), each with the previous result.
+A reply is one validated JSON object or nothing (with the reason), never a half-parsed summary,
+and an input that does not fit the folder's context is folded in chunks, never cut.
 """
 
 from __future__ import annotations
@@ -60,7 +50,18 @@ class Answer(Generic[M]):
 
 
 class Folder:
-    """A model used for folding, with its context size, a token counter and an optional cache."""
+    """A model used for folding, with its context size, a token counter and an optional cache.
+
+    :meth:`ask` sends one instruction and one input and wants back one JSON object of a pydantic
+    schema, sent as ``response_schema`` (a grammar in the embedded engine, ``response_format`` on
+    servers that support it); the reply is parsed and validated; one that fails gets one repair
+    round (the error is shown and the object asked for again); one that still fails, or a model
+    that raises, gives an :class:`Answer` with no value and the reason. Nothing is retried beyond
+    that and nothing raises: the strategy records the rejection and its view stays as it was.
+    :meth:`chunks` packs an input's blocks (one per step) into chunks that fit with room for the
+    instruction and the reply, splitting a block that alone is too long at line (or character)
+    boundaries; the strategy folds the chunks in turn, each with the previous result.
+    """
 
     def __init__(
         self,

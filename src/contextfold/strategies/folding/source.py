@@ -1,14 +1,8 @@
 """Where a model-driven strategy's folder comes from: a folder spec, resolved at build time.
 
-A strategy that folds with a model has a ``folder`` option (:class:`FolderConfig`): ``local``,
-``openai:NAME``, ``scripted`` (see :mod:`contextfold.models.registry`) or ``agent``, the agent's
-own model with its own engine (and so its own prompt cache). Without one it takes the
-:class:`FolderSource`'s default, which ``--folder`` sets on ``replay``, ``run`` and ``bench``
-(``agent`` in live runs). A strategy that needs a folder and gets none fails at build time with
-a :class:`~contextfold.core.errors.ConfigError` that says how to give one.
-
-One source builds each model once (a replay builds a strategy per trajectory; the embedded
-model loads once and keeps its prompt cache).
+A strategy that needs a folder and gets none fails at build time with a ``ConfigError`` saying
+how to give one; one source builds each model once, so a replay's strategies share one engine
+and its prompt cache.
 """
 
 from __future__ import annotations
@@ -56,7 +50,13 @@ class OptionalFolderConfig(FolderConfig):
 
 @dataclass(slots=True)
 class FolderSource:
-    """Resolves folder specs to :class:`Folder` s, building each model once."""
+    """Resolves folder specs to :class:`Folder` s, building each model once.
+
+    A strategy's ``folder`` option (:class:`FolderConfig`) is ``local``, ``openai:NAME``,
+    ``scripted`` (:mod:`contextfold.models.registry`) or ``agent``, the agent's own model with its
+    own engine; without one it takes this source's default, which ``--folder`` sets (``agent`` in
+    live runs).
+    """
 
     default: str | None = None
     """The folder of strategies that name none (``--folder``)."""

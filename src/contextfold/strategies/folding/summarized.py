@@ -1,21 +1,8 @@
 """The base of the summarising strategies (compact, summary, resum, iterresearch).
 
-The view is ``system, [task], summary, [latest user], steps since the cut``: the steps before
-the cut are replaced by one summary message, written by the folder, that stands for all of
-them. The first user message (the task) and the latest user message are never folded away:
-they stay verbatim. Every folded step is an elision with ``restore(step=N)``, and the agent is
-offered ``restore``, which returns any step verbatim from the history (nothing is lost).
-
-A subclass decides when to fold and how far (:meth:`SummarizingStrategy.plan`, cheap) and
-what to ask (its instruction and schema); this base runs the fold outside ``render``: the
-folder reads the previous summary and the steps to fold, in rolling chunks when they do not
-fit its context, and the result is validated (a schema, a non-empty summary shorter than
-what it replaces). Every attempt is a :class:`~contextfold.core.folds.FoldRecord` in the
-history's fold log; the strategy's state (summary, cut, back-off) is derived from that log
-alone, so a reopened session renders the same view without calling the model.
-
-After a rejected fold the next attempt waits ``2**k`` more steps (k rejections in a row, at
-most 6), unless the loop forces it (:meth:`compact`, when the view is over the budget).
+The steps before a cut are replaced by one summary the folder writes, the task and the latest
+user message stay verbatim, and every folded step stays restorable; the state is derived from
+the fold log alone, so a reopened session renders the same view without the model.
 """
 
 from __future__ import annotations
@@ -66,7 +53,18 @@ class Plan:
 
 
 class SummarizingStrategy:
-    """Summary of everything before a cut + the steps after it; folds outside render."""
+    """Summary of everything before a cut + the steps after it; folds outside render.
+
+    The view is ``system, [task], summary, [latest user], steps since the cut``; every folded step
+    is an elision with ``restore(step=N)``, and the agent is offered ``restore``. A subclass
+    decides when to fold and how far (:meth:`plan`, cheap) and what to ask (its instruction and
+    schema); this base runs the fold outside ``render``: the folder reads the previous summary and
+    the steps to fold, in rolling chunks when they do not fit its context, and the result is
+    validated (a schema, a non-empty summary shorter than what it replaces). Every attempt is a
+    :class:`~contextfold.core.folds.FoldRecord`. After a rejected fold the next attempt waits
+    ``2**k`` more steps (k rejections in a row, at most 6), unless the loop forces it
+    (:meth:`compact`, when the view is over the budget).
+    """
 
     kind: ClassVar[str] = "summary"
     instruction: ClassVar[str] = ""

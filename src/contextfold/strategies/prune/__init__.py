@@ -1,17 +1,7 @@
 """``prune``: filter file-read and search output by fixed rules (ReFold's B.1 baseline).
 
-Which outputs are pruned is told from the tool call. A shell call (``bash`` and the like, with
-a ``command``: mini-swe-agent's replies become ``bash`` calls) counts when every stage of its
-command is a reader (``cat``, ``nl``, ``head``, ``tail``, ``sed -n``), a searcher (``grep``,
-``rg``, ``ag``, ``git grep``, ``find``, ``xargs grep``) or a harmless filter (``cd``, ``echo``,
-``sort``, ``uniq``), with no redirect into a file and no here-document: it is a search when a
-stage searches, else a file read. Tools named like ``read_file``/``view`` and
-``grep``/``search_files`` count too. Any other output stays exactly as it is, and so do
-mini-swe-agent's ``<returncode>``/``<output>`` wrappers: only the text inside changes. The
-rules themselves are in :mod:`contextfold.strategies.prune.rules`.
-
-Nothing is restorable from the view (``restore`` is None). The result depends only on the call
-and its output, so an output is pruned the same way at every render and the prefix stays.
+An output is pruned the same way at every render (the result depends only on the call and its
+output), so the prefix stays; nothing pruned is restorable. The rules are in :mod:`.rules`.
 """
 
 from __future__ import annotations
@@ -67,7 +57,17 @@ class PruneConfig(StrategyConfig):
 
 
 def classify(call: ToolCall) -> Target | None:
-    """The kind of output ``call`` produces, or None when prune leaves it alone."""
+    """The kind of output ``call`` produces, or None when prune leaves it alone.
+
+    A shell call (``bash`` and the like, with a ``command``: mini-swe-agent's replies become
+    ``bash`` calls) counts when every stage of its command is a reader (``cat``, ``nl``, ``head``,
+    ``tail``, ``sed -n``), a searcher (``grep``, ``rg``, ``ag``, ``git grep``, ``find``, ``xargs
+    grep``) or a harmless filter (``cd``, ``echo``, ``sort``, ``uniq``), with no redirect into a
+    file and no here-document: a search when a stage searches, else a file read. Tools named like
+    ``read_file``/``view`` and ``grep``/``search_files`` count too. Any other output stays exactly
+    as it is, and so do mini-swe-agent's ``<returncode>``/``<output>`` wrappers: only the text
+    inside changes.
+    """
     try:
         args = call.parsed_arguments()
     except MessageFormatError:

@@ -1,23 +1,5 @@
-"""The text rules of ``prune``: what stays of a file read and of a search output.
-
-File reads (numbered listings, ``nl -ba`` or ``cat -n``, keep their numbers):
-
-- blank lines go;
-- comment-only lines go where the file's extension tells the syntax (``#``: Python, shell,
-  YAML, TOML, ...; ``//`` and ``/* */`` blocks: C, C++, Java, JavaScript, Go, Rust, ...);
-  with an unknown extension no line counts as a comment;
-- at the top of a file (an unnumbered read from line 1, or a listing numbered from 1), the
-  leading comment blocks and docstrings that mention a license or copyright go;
-- a run of more than ``import_lines`` import lines (``import x``, ``from x import y``, with
-  their parenthesized or backslashed continuations) becomes one line naming the modules;
-- a last line counts what went: ``[prune: 12 blank, 3 comment lines dropped; 8 import lines
-  collapsed]``.
-
-Search output keeps at most ``per_file`` matches per file (``path:line:text``, ``path:text``,
-or ``line:text`` of a single file) and ``max_matches`` in all. A bare path, as ``find`` or
-``grep -l`` lists it, is its own file, so it counts only towards the total. With ``grep
--A/-B/-C`` each ``--``-separated group counts as one match and stays whole. Drops are counted
-in place (``[... 7 more matches in a.py ...]``) and at the end.
+"""The text rules of ``prune``: what stays of a file read (:func:`prune_read`) and of a search
+output (:func:`prune_search`), every drop counted in the text.
 """
 
 from __future__ import annotations
@@ -47,7 +29,21 @@ _FILE_LINE = re.compile(
 
 def prune_read(body: str, *, ext: str, from_top: bool, import_lines: int = 5) -> str | None:
     """A file read with the rules applied; None when nothing changes. ``ext`` is the file's
-    extension; ``from_top`` whether an unnumbered read starts at the file's first line."""
+    extension; ``from_top`` whether an unnumbered read starts at the file's first line.
+
+    Numbered listings (``nl -ba``, ``cat -n``) keep their numbers.
+
+    - blank lines go;
+    - comment-only lines go where the file's extension tells the syntax (``#``: Python, shell,
+      YAML, TOML, ...; ``//`` and ``/* */`` blocks: C, C++, Java, JavaScript, Go, Rust, ...); with
+      an unknown extension no line counts as a comment;
+    - at the top of a file (an unnumbered read from line 1, or a listing numbered from 1), the
+      leading comment blocks and docstrings that mention a license or copyright go;
+    - a run of more than ``import_lines`` import lines (``import x``, ``from x import y``, with
+      their parenthesized or backslashed continuations) becomes one line naming the modules;
+    - a last line counts what went: ``[prune: 12 blank, 3 comment lines dropped; 8 import lines
+      collapsed]``.
+    """
     lines, end = body.splitlines(), "\n" if body.endswith("\n") else ""
     prefixes, codes, first = _numbering(lines)
     from_top = from_top if first is None else first == 1
@@ -154,7 +150,14 @@ def _module(code: str) -> str:
 
 
 def prune_search(body: str, *, per_file: int = 5, max_matches: int = 50) -> str | None:
-    """Search output capped per file and in all; None when nothing is dropped."""
+    """Search output capped per file and in all; None when nothing is dropped.
+
+    At most ``per_file`` matches per file (``path:line:text``, ``path:text``, or ``line:text`` of a
+    single file) and ``max_matches`` in all. A bare path, as ``find`` or ``grep -l`` lists it, is
+    its own file, so it counts only towards the total. With ``grep -A/-B/-C`` each ``--``-separated
+    group counts as one match and stays whole. Drops are counted in place (``[... 7 more matches in
+    a.py ...]``) and at the end.
+    """
     out: list[str] = []
     seen: dict[str, int] = {}
     markers: dict[str, int] = {}

@@ -1,12 +1,8 @@
 """refold's cost rule: does removing tokens from the prompt pay for rewriting the cache?
 
-Under prefix caching a change inside the cached prefix turns every token after it into a
-cache write. A change pays when the reads it saves over the calls still expected (estimated
-from the session, ``t ln 10`` after ``t`` calls, or from the workload's ended sessions)
-outweigh that write and the restores it may cost; :meth:`CostRule.smallest_masked` says which
-outputs are too small for masking them to pay at all. The derivation is on the docs' refold
-page (docs/strategies/refold.md, "When the boundary advances"); how its parts were chosen, on
-the decisions page.
+Under prefix caching a change inside the cached prefix makes every token after it a cache write;
+a change is made only when the reads it saves over the calls still expected outweigh that write
+and the restores it may cost (derivation: docs/strategies/refold.md).
 """
 
 from __future__ import annotations
@@ -30,6 +26,13 @@ _TRUNCATED_MEAN = math.log(10)
 
 @dataclass(frozen=True, slots=True)
 class CostRule:
+    """Weighs a change of the cached prefix against the reads it saves.
+
+    The calls still expected are estimated from the session (``t ln 10`` after ``t`` calls) or from
+    the workload's ended sessions; :meth:`smallest_masked` says which outputs are too small for
+    masking them to pay at all. How its parts were chosen: docs/decisions/refold.md.
+    """
+
     prices: PriceTable
     horizon: int | None = None
     """Calls expected at least after a change; None: estimated from the session."""

@@ -1,12 +1,7 @@
 """Completion markers: the agent ends each reply with ``PROGRESS:`` and ``STALE:`` lines.
 
-Only the agent's own reply is read (never tool outputs or user messages), and only its last
-lines: ``PROGRESS: <what this step achieved>`` and ``STALE: <step numbers no longer needed>``
-(numbers and ranges, e.g. ``3, 5-7``; ``none`` or empty for nothing). A marker counts only in
-the block of marker lines that ends the reply (blank lines between them allowed): one quoted
-earlier in the reply (inside a heredoc, a quoted tool output) is text, not a marker. A missing
-line folds nothing; a malformed ``STALE`` line folds nothing and is counted; a line of more
-than :data:`MAX_STALE_ITEMS` numbers and ranges folds the first ones only.
+Only the block of marker lines that ends the agent's own reply counts, so a marker quoted in a
+tool output or earlier in the reply is text; a missing or malformed one folds nothing.
 """
 
 from __future__ import annotations
@@ -48,7 +43,14 @@ def parse_markers(text: str | None) -> Markers:
     """Read the markers from an assistant reply's text; the last occurrence of each wins.
 
     Line by line with string methods (no pattern that backtracks across lines or runs of
-    spaces), so the work is linear in the text."""
+    spaces), so the work is linear in the text.
+
+    ``PROGRESS: <what this step achieved>`` and ``STALE: <step numbers no longer needed>`` (numbers
+    and ranges, e.g. ``3, 5-7``; ``none`` or empty for nothing), in the block of marker lines that
+    ends the reply (blank lines between them allowed). A malformed ``STALE`` line folds nothing and
+    is counted; one of more than :data:`MAX_STALE_ITEMS` numbers and ranges folds the first ones
+    only.
+    """
     progress: str | None = None
     stale: str | None = None
     for kind, value in _final_markers(text or ""):

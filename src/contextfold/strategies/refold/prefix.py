@@ -1,13 +1,8 @@
 """Rendering of the settled prefix (the steps before the boundary) with ReFold's operators.
 
-Per step, in order: a user step stays verbatim; an agent step marked stale becomes a one-line note
-carrying its PROGRESS text (fold); otherwise each tool output is replaced by a stub when masking is
-on (mask; not an output the agent came back to, see :mod:`.reach`), when a later step re-ran the
-same call (supersede), or when an earlier output already shows the same text (dedup), and else
-shortened where runs of lines repeat an earlier output (span dedup). Every stub names the step and
-``restore(step=N)``: nothing removed here is unrecoverable. A restore does not bring a step back
-here: its tool result, at the end of the prompt, already shows the original, and the cached prefix
-stays as it is.
+Every stub names its step and ``restore(step=N)``, so nothing removed here is unrecoverable; a
+restore does not bring a step back here (its result, at the end of the prompt, shows the
+original), so the cached prefix stays as it is.
 """
 
 from __future__ import annotations
@@ -115,6 +110,12 @@ class PrefixRenderer:
     rendered again when it is folded or superseded later, and then leaves the index
     if it is no longer shown in full: the steps whose stubs pointed to it are returned, to be
     rendered again too, so a dedup stub always points to an output the view shows.
+
+    Per step, in order: a user step stays verbatim; an agent step marked stale becomes a one-line
+    note carrying its PROGRESS text (fold); otherwise each tool output is replaced by a stub when
+    masking is on (mask; not an output the agent came back to, see :mod:`.reach`), when a later
+    step re-ran the same call (supersede), or when an earlier output already shows the same text
+    (dedup), and else shortened where runs of lines repeat an earlier output (span dedup).
     """
 
     def __init__(

@@ -1,17 +1,8 @@
 """Outputs that repeat one the view shows in full, stubbed as they arrive.
 
-An agent that makes the same call again (a search repeated, a record looked up twice, a file read
-again unchanged) gets the same text back. Shown again in full, the copy costs its tokens at every
-later call; stubbed when it first enters the view, it never entered the cache, so removing it
-rewrites nothing: the saving is free under any price table. The stub names the earlier step and
-``restore(step=N)`` brings the repeat back verbatim. The earlier copy is then never masked or
-superseded by its repeat (refold keeps it in full: the agent reads the text there; a later
-different output of the same call supersedes it as usual), and the stub
-stays the same when the boundary passes the repeat, so the prefix does not change either.
-
-Only whole outputs repeat (runs of lines that repeat are span dedup's, at the boundary), and only
-one the view shows in full at that moment: an output in the tail, or one the settled prefix shows
-whole; a stub no shorter than the output is not used.
+A repeat stubbed when it first enters the view never entered the cache, so removing it rewrites
+nothing: the saving is free under any price table, and ``restore(step=N)`` brings it back
+verbatim.
 """
 
 from __future__ import annotations
@@ -39,7 +30,17 @@ class _Repeat(NamedTuple):
 
 @dataclass(slots=True)
 class Repeats:
-    """The repeats found so far, and the outputs they point at (one instance per session)."""
+    """The repeats found so far, and the outputs they point at (one instance per session).
+
+    An agent that makes the same call again (a search repeated, a record looked up twice, a file
+    read again unchanged) gets the same text back. The earlier copy is then never masked or
+    superseded by its repeat (refold keeps it in full: the agent reads the text there; a later
+    different output of the same call supersedes it as usual), and the stub stays the same when the
+    boundary passes the repeat, so the prefix does not change either. Only whole outputs repeat
+    (runs of lines that repeat are span dedup's, at the boundary), and only one the view shows in
+    full at that moment (in the tail, or whole in the settled prefix); a stub no shorter than the
+    output is not used.
+    """
 
     kept: set[int] = field(default_factory=set)
     """Steps a repeat points at: shown in full from then on."""

@@ -1,12 +1,8 @@
 """``refold``: ReFold's reversible rendering layer (arXiv 2610.07863), made cache-aware.
 
-The history stays whole; only the rendering shrinks. Steps before a boundary are rendered once
-by :class:`~contextfold.strategies.refold.prefix.PrefixRenderer` (fold, supersede, mask, dedup)
-and kept byte-identical until the next advance, so a prefix cache keeps hitting; the boundary
-advances when :class:`~contextfold.strategies.refold.cost.CostRule` says it pays (or always,
-``advance: fixed``; or when the budget forces it). Repeats (:mod:`.repeats`) and long outputs
-(:mod:`.trims`) are stubbed or cut as they arrive, rewriting nothing. Every removal comes back
-with ``restore(step=N)`` (optionally a line range). docs/strategies/refold.md has the rest.
+The history stays whole and only the rendering shrinks; the settled prefix stays byte-identical
+until a boundary advance that pays for the cache it rewrites, and every removal comes back with
+``restore(step=N)`` (docs/strategies/refold.md).
 """
 
 from __future__ import annotations
@@ -55,7 +51,15 @@ _EARLY_RETRY = 8
 class RefoldStrategy:
     """Cache-aware stubs, folds and dedup of settled outputs; every removal restorable.
 
-    Chunked, reversible rendering; also a chain member (``apply``) and a tool provider."""
+    Chunked, reversible rendering; also a chain member (``apply``) and a tool provider.
+
+    Steps before the boundary are rendered once by
+    :class:`~contextfold.strategies.refold.prefix.PrefixRenderer` (fold, supersede, mask, dedup);
+    the boundary advances when :class:`~contextfold.strategies.refold.cost.CostRule` says it pays
+    (or always, ``advance: fixed``; or when the budget forces it). Repeats (:mod:`.repeats`) and
+    long outputs (:mod:`.trims`) are stubbed or cut as they arrive, rewriting nothing; a restore
+    may name a line range.
+    """
 
     Config = RefoldConfig
 

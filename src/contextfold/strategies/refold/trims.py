@@ -1,19 +1,8 @@
 """Long outputs cut once, as they arrive: head, tail and the lines holding a named value.
 
-An output of more than ``cut`` tokens (the only output of its step, more than one line) is cut
-to about ``cut`` tokens of whole lines when refold first sees it, before it enters any prompt:
-its first lines (up to a third of ``cut``), its last lines (up to a third), then, in order
-while the rest of ``cut`` lasts, the lines holding (by the verbatim rule) a string value that
-the user's messages or the agent's calls so far name
-(:func:`~contextfold.core.argvalues.text_values` of every user message,
-:func:`~contextfold.core.argvalues.call_values` of every call, the one that made this output
-included): a path, an identifier, an id. Each run of lines left out becomes one line,
-``[lines a-b of N left out: restore(step=S, lines="a-b")]``, unless the run is no longer than
-that line. The cut is decided from the steps
-up to its own and never changes, so it rewrites no cached prompt under any price table; what it
-leaves out comes back by line range, in blocks of at most :data:`BLOCK` lines (an elision
-each), so a restore costs only the lines wanted. An output the cut would keep three quarters of
-is left whole; what a restore brought back is never cut.
+The cut is decided before the output enters any prompt and never changes, so it rewrites no
+cached prompt under any price table; what it leaves out comes back by line range, so a restore
+costs only the lines wanted.
 """
 
 from __future__ import annotations
@@ -45,7 +34,20 @@ class Trim:
 
 @dataclass(slots=True)
 class Trims:
-    """The cuts of one session's outputs, made as the steps arrive (one instance per session)."""
+    """The cuts of one session's outputs, made as the steps arrive (one instance per session).
+
+    An output of more than ``cut`` tokens (the only output of its step, more than one line) is cut
+    to about ``cut`` tokens of whole lines: its first lines (up to a third of ``cut``), its last
+    lines (up to a third), then, in order while the rest lasts, the lines holding (by the verbatim
+    rule) a string value that the user's messages or the agent's calls so far name
+    (:func:`~contextfold.core.argvalues.text_values`,
+    :func:`~contextfold.core.argvalues.call_values`, the call that made this output included): a
+    path, an identifier, an id. Each run of lines left out becomes one line, ``[lines a-b of N left
+    out: restore(step=S, lines="a-b")]``, unless the run is no longer than that line; it comes back
+    in blocks of at most :data:`BLOCK` lines (an elision each). The cut reads only the steps up to
+    its own. An output the cut would keep three quarters of is left whole; what a restore brought
+    back is never cut.
+    """
 
     cut: int
     _named: dict[str, frozenset[bytes]] = field(default_factory=dict)

@@ -1,22 +1,8 @@
-"""In-turn folding: a tool output inside a user turn keeps only its relevant lines, from the
-first call that sends it.
+"""In-turn folding: a tool output inside a user turn keeps only its relevant lines, from the first
+call that sends it.
 
-Content removed before it first enters the prompt never breaks the cached prefix: a long
-tool output is trimmed once, when it is new, and every later call of the turn sends the same
-trimmed text, so nothing already sent is ever rewritten. The lines kept are the first line
-(what the output is) and every line holding a *telling* salient token
-(:func:`.select.salient`) of the dialogue so far or of the agent's tool arguments, its own
-call's included (the exact matches the model-free extraction uses); a token is telling when
-at most half the output's lines hold it (one that most lines share, like a cabin class,
-picks nothing out). The whole output stays restorable: the trimmed result says how many
-lines it kept and names ``restore(step=N)``, and the view records an elision with that
-restore path.
-
-An output is left whole when it is shorter than ``min_tokens``, has one line, has no line
-with a telling token, or would lose less than a quarter of its tokens; the results of the
-strategy's own ``restore`` are never trimmed. User messages are never touched. The decision
-for step k reads only steps 0..k, so every later render gives the same bytes (a reopened
-session too).
+Trimmed once, when it is new, every later call of the turn sends the same text, so nothing
+already sent is rewritten; the whole output stays restorable.
 """
 
 from __future__ import annotations
@@ -74,7 +60,18 @@ class InTurn:
 
 
 def trim_step(history: History, step: Step, query: set[str], *, min_tokens: int) -> Trim | None:
-    """The step's results with each long one cut to its matching lines (see the module doc)."""
+    """The step's results with each long one cut to its matching lines (see the module doc).
+
+    The lines kept are the first line (what the output is) and every line holding a *telling*
+    salient token (:func:`.select.salient`) of the dialogue so far or of the agent's tool
+    arguments, its own call's included; a token is telling when at most half the output's lines
+    hold it (one most lines share, like a cabin class, picks nothing out). The trimmed result says
+    how many lines it kept and names ``restore(step=N)``, and the view records an elision with that
+    restore path. An output is left whole when it is shorter than ``min_tokens``, has one line, has
+    no line with a telling token, or would lose less than a quarter of its tokens; the results of
+    the strategy's own ``restore`` are never trimmed, nor user messages. The decision for step k
+    reads only steps 0..k, so every later render (a reopened session too) gives the same bytes.
+    """
     if not step.results or not isinstance(step.message, AssistantMessage):
         return None
     own = {c.id for c in step.message.tool_calls if c.name in _OWN_TOOLS}

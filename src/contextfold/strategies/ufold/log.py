@@ -1,14 +1,8 @@
 """The agent's numbered log (thoughts, actions, observations) and the checked line selections.
 
-The extraction folder reads the log of the steps before the cut with every line numbered;
-only observation lines (the lines of tool results) may be selected, by range. A
-:class:`Piece` is one selected run of lines of one tool result, resolved to the step, the
-result and the line offsets, so rendering reads the lines themselves from the history,
-verbatim, and a reopened session renders the same lines.
-
-:func:`check_block` applies the runtime's rules to one folder block: a range that does not
-exist, runs backwards or covers a line that is not an observation is dropped; a fact that is
-not a verbatim substring of the lines it cites is dropped; both are counted.
+The folder selects observation lines by number; the runtime checks every selection and reads the
+lines themselves from the history, so what the view shows is verbatim and a reopened session
+renders the same lines.
 """
 
 from __future__ import annotations
@@ -38,7 +32,13 @@ class Line:
 @dataclass(frozen=True, slots=True)
 class Piece:
     """Lines ``first..last`` (0-based, inclusive) of result ``result`` of step ``step``, with
-    what the folder said about them (empty for the model-free variant)."""
+    what the folder said about them (empty for the model-free variant).
+
+    The extraction folder reads the log of the steps before the cut with every line numbered; only
+    observation lines (the lines of tool results) may be selected, by range. A piece is one
+    selected run of lines of one tool result, resolved to the step, the result and the line
+    offsets.
+    """
 
     step: int
     result: int
@@ -137,7 +137,12 @@ def _actions(step: Step) -> list[str]:
 
 def check_block(block: BlockAnswer, lines: Mapping[int, Line]) -> Checked:
     """The block's lines as pieces (one per tool result), its verbatim facts kept; a bad
-    range drops the block, a fact not found in the cited lines drops that fact."""
+    range drops the block, a fact not found in the cited lines drops that fact.
+
+    A range that does not exist, runs backwards or covers a line that is not an observation is
+    dropped; a fact that is not a verbatim substring of the lines it cites is dropped; both are
+    counted.
+    """
     span = range(block.start_line, block.end_line + 1)
     cited = [lines.get(n) for n in span]
     if not cited or any(line is None or line.result is None for line in cited):

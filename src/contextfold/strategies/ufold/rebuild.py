@@ -1,14 +1,8 @@
 """Whether rebuilding the context at a user message pays: ufold's never-worse rule.
 
-A rebuild replaces the context message (and so everything after the system prompt): the
-prompt after the first changed message, which the server had cached, is written again. It
-pays when the tokens it removes from every later prompt outweigh that write and the restore
-it may cost, by refold's :class:`~contextfold.strategies.refold.cost.CostRule` (the calls
-still expected estimated from the session, as refold does; the chance of a
-restore by Laplace's rule, restores so far per rebuild adopted). A rebuild is always adopted
-when the view without it is over the budget. One that does not pay is kept in the fold log
-with ``adopted: false`` (and its figures), and the view stays the previous one plus what came
-since, so the cached prefix keeps hitting.
+A rebuild rewrites everything after the system prompt that the server had cached; it is adopted
+only when the tokens it removes from later prompts outweigh that write, so a rebuild that does
+not pay leaves the cached prefix hitting.
 """
 
 from __future__ import annotations
@@ -33,7 +27,14 @@ def weigh(
     adopted: int,
 ) -> dict[str, int | bool]:
     """The figures of a rebuild from ``old`` to ``new`` at user message ``user``, and
-    whether it is adopted."""
+    whether it is adopted.
+
+    By refold's :class:`~contextfold.strategies.refold.cost.CostRule`: the calls still expected
+    estimated from the session, the chance of a restore by Laplace's rule (restores so far per
+    rebuild adopted). A rebuild is always adopted when the view without it is over the budget. One
+    that does not pay is kept in the fold log with ``adopted: false`` (and its figures), and the
+    view stays the previous one plus what came since.
+    """
     shared = common_prefix(old.messages, new.messages)
     cached = sum(
         tokens

@@ -1,14 +1,7 @@
 """Model-free extraction (``folder=none``): observation lines chosen by relevance, no model.
 
-The query is the dialogue (every user message and agent text up to the current user turn)
-and the values the agent passed to its tools. An observation line is **matched** when it holds
-one of their salient tokens verbatim (case-insensitive, whole token): identifiers (with a
-digit, ``_``, ``@`` or ``#``), codes in capitals, names (capitalised words inside a sentence),
-dates and numbers of three characters or more. Up to ``ranked`` more lines come from BM25
-(``bm25s``) between the current user turn (with the agent's message before it) and every
-observation line. Matched lines go first (most matches, then the most recent), then ranked
-ones, until the lines would pass ``room`` tokens; the chosen lines are returned in history
-order, as runs of lines of one tool result.
+Exact matches of the dialogue's salient tokens first, then BM25-ranked lines, within a token
+budget: ufold's selection at no folder cost.
 """
 
 from __future__ import annotations
@@ -39,7 +32,12 @@ Key = tuple[int, int, int]
 
 
 def salient(text: str, *, names: bool = True) -> set[str]:
-    """The salient tokens of a text, lower-cased (see the module doc)."""
+    """The salient tokens of a text, lower-cased (see the module doc).
+
+    Case-insensitive whole tokens: identifiers (with a digit, ``_``, ``@`` or ``#``), codes in
+    capitals, names (capitalised words inside a sentence), dates and numbers of three characters or
+    more.
+    """
     out: set[str] = set()
     for sentence in _SENTENCE.split(text):
         for k, match in enumerate(_TOKEN.finditer(sentence)):
@@ -111,7 +109,16 @@ def _leaves(value: Any) -> Iterator[str]:
 
 
 def select_lines(history: History, cut: int, *, room: int, ranked: int) -> list[Piece]:
-    """The observation lines of the steps before ``cut`` to show (see the module doc)."""
+    """The observation lines of the steps before ``cut`` to show (see the module doc).
+
+    The query is the dialogue (every user message and agent text up to the current user turn) and
+    the values the agent passed to its tools. An observation line is **matched** when it holds one
+    of their salient tokens verbatim (:func:`salient`). Up to ``ranked`` more lines come from BM25
+    (``bm25s``) between the current user turn (with the agent's message before it) and every
+    observation line. Matched lines go first (most matches, then the most recent), then ranked
+    ones, until the lines would pass ``room`` tokens; the chosen lines are returned in history
+    order, as runs of lines of one tool result.
+    """
     lines = [
         ((step.index, r, k), text)
         for step in history.steps[:cut]

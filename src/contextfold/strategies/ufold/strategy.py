@@ -1,12 +1,8 @@
 """The ``ufold`` strategy: U-Fold's intent-aware folding, rebuilt at every new user message.
 
-At each new user message the folder updates a summary with a to-do list and selects
-observation lines by range, each block checked by the runtime; the view is derived from the
-latest accepted fold record, byte-identical within a user turn. Two rules keep it from costing
-more than the history as it is: in-turn folding (:mod:`.inturn`: long outputs trimmed before
-they enter the cache) and the rebuild rule (:mod:`.rebuild`: a rebuild is adopted only when it
-pays for the cache rewrite). ``folder=none`` is the model-free variant (:mod:`.select`).
-See :class:`UfoldConfig` and docs/strategies/ufold.md.
+Two rules keep it from costing more than the history as it is: long outputs are trimmed before
+they enter the cache (:mod:`.inturn`) and a rebuild is adopted only when it pays for the cache
+rewrite (:mod:`.rebuild`); ``folder=none`` is the model-free variant (:mod:`.select`).
 """
 
 from __future__ import annotations
@@ -61,7 +57,13 @@ class UfoldConfig(OptionalFolderConfig):
 
 
 class UfoldStrategy:
-    """Selected context (summary, to-do, verbatim tool lines) + the current user turn."""
+    """Selected context (summary, to-do, verbatim tool lines) + the current user turn.
+
+    At each new user message the folder updates a summary with a to-do list and selects observation
+    lines by range, each block checked by the runtime; the view is derived from the latest accepted
+    fold record, byte-identical within a user turn. See :class:`UfoldConfig` and
+    docs/strategies/ufold.md.
+    """
 
     Config = UfoldConfig
 

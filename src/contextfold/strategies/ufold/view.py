@@ -1,13 +1,7 @@
 """ufold's view: the agent's system prompt, the selected context, the current turn in full.
 
-The selected context is one user message standing for the steps before the cut (the user
-message that triggered the latest accepted fold): the summary and to-do list (or the dialogue
-verbatim), user messages the summary left a value out of, and the extracted observation lines,
-verbatim, each labelled with its step and call, with the folder's facts, constraints and hint.
-Then the current user turn and every step since, verbatim, with native tool calls. With
-``extract=false`` the tool steps before the cut stay verbatim instead (before the context).
-Every step before the cut that is not verbatim is an elision with ``restore(step=N)``; so is
-every tool output from the cut on that in-turn folding trimmed (:mod:`.inturn`).
+Every step before the cut that is not shown verbatim, and every output in-turn folding trimmed,
+is an elision with ``restore(step=N)``.
 """
 
 from __future__ import annotations
@@ -47,7 +41,15 @@ def render_view(
     inturn: InTurn | None = None,
 ) -> View:
     """The view for a fold's ``output`` covering the steps before ``cut`` (pure); the tool
-    outputs from ``cut`` on trimmed by ``inturn`` when given."""
+    outputs from ``cut`` on trimmed by ``inturn`` when given.
+
+    The selected context is one user message standing for the steps before the cut (the user
+    message that triggered the latest accepted fold): the summary and to-do list (or the dialogue
+    verbatim), user messages the summary left a value out of, and the extracted observation lines,
+    verbatim, each labelled with its step and call, with the folder's facts, constraints and hint.
+    Then the current user turn and every step since, verbatim, with native tool calls. With
+    ``extract=false`` the tool steps before the cut stay verbatim instead (before the context).
+    """
     out = ViewBuilder()
     out.add_system(history)
     if output is None or cut == 0:

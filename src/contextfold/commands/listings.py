@@ -1,7 +1,6 @@
-"""``contextfold strategies``: each strategy, what it does, whether it needs a folder model,
-whether it is reversible, and its options with their defaults; one strategy's options in
-full; ``--json`` for programs. Everything comes from the registry and each strategy's
-config (:mod:`contextfold.strategies.catalog`)."""
+"""What the options accept: ``contextfold strategies`` (each strategy, its folder need,
+reversibility and options, from the registry: :mod:`contextfold.strategies.catalog`),
+``contextfold models`` (the model specs) and ``contextfold profiles`` (the model profiles)."""
 
 from __future__ import annotations
 
@@ -13,9 +12,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from contextfold.commands.common import console, fail
+from contextfold.commands.options import ListJsonOpt
 from contextfold.core.errors import ContextFoldError
 
-__all__ = ["catalog_table", "options_table", "strategies"]
+__all__ = ["catalog_table", "models", "options_table", "profiles", "strategies"]
 
 if TYPE_CHECKING:  # the catalog builds every strategy: imported when the command runs
     from contextfold.strategies.catalog import StrategyInfo
@@ -29,10 +29,13 @@ def strategies(
             "in full, with the values the spec gives them."
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout, not a table.")] = False,
+    as_json: ListJsonOpt = False,
 ) -> None:
-    """List the strategies: what each does, whether it needs a folder model, whether what it
-    leaves out can be restored, and its options with their defaults."""
+    """List the strategies, or one strategy's options in full.
+
+    For each: what it does, whether it needs a folder model, whether what it leaves out can be
+    restored, and its options with their defaults.
+    """
     from contextfold.strategies.catalog import catalog, describe
 
     try:
@@ -47,6 +50,53 @@ def strategies(
         console.print("`contextfold strategies NAME` describes each option.", markup=False)
     else:
         console.print(options_table(infos[0]))
+
+
+def models(as_json: ListJsonOpt = False) -> None:
+    """List the model specs that run --model and every --folder accept."""
+    from contextfold.models.registry import MODELS
+
+    rows = [
+        {
+            "spec": "openai:NAME" if e.name == "openai" else e.name,
+            "description": e.description,
+            "context_tokens": e.context_tokens,
+            "profile": e.profile,
+        }
+        for e in MODELS.values()
+    ]
+    agent = "(as a folder) the agent's own model, with its own engine"
+    if as_json:
+        rows.append({"spec": "agent", "description": agent, "context_tokens": None})
+        console.out(json.dumps(rows, indent=2), highlight=False)
+        return
+    for row in rows:
+        context = f"context {row['context_tokens']:,} tokens"
+        line = f"{escape(str(row['description']))}; {context}"
+        console.print(f"[bold]{row['spec']}[/bold]  {line}")
+    console.print(f"[bold]agent[/bold]  {agent}")
+
+
+def profiles(as_json: ListJsonOpt = False) -> None:
+    """List the model profiles: KV-cache shape and tokenizer.
+
+    What replay, demo, inspect, run and bench sufficiency take as --profile.
+    """
+    from dataclasses import asdict
+
+    from contextfold.core.meter import PROFILES
+
+    if as_json:
+        data = [
+            {**asdict(p), "kv_bytes_per_token": p.kv_bytes_per_token} for p in PROFILES.values()
+        ]
+        console.out(json.dumps(data, indent=2), highlight=False)
+        return
+    for p in PROFILES.values():
+        console.print(
+            f"[bold]{p.name}[/bold]  layers={p.layers} kv_heads={p.kv_heads} "
+            f"head_dim={p.head_dim} bytes/token={p.kv_bytes_per_token:,} tokenizer={p.tokenizer}"
+        )
 
 
 def catalog_table(infos: list[StrategyInfo]) -> Table:
