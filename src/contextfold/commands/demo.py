@@ -9,6 +9,7 @@ verdict (:mod:`contextfold.bench.verdict`) closes it. The replay uses ``replay``
 
 from __future__ import annotations
 
+import textwrap
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -236,8 +237,9 @@ def _print_verdict(results: dict[str, ReplayResult], outcome: LiveResult | None)
     lines = verdict(_summaries(results))
     if outcome is not None:
         lines.append(_live_line(outcome))
-    for line in lines:
-        console.print(f"- {escape(line)}")
+    for line in lines:  # a sentence a line, wrapped under its own dash
+        text = textwrap.fill(line, width=79, initial_indent="- ", subsequent_indent="  ")
+        console.print(escape(text), soft_wrap=True)
 
 
 def _live_line(outcome: LiveResult) -> str:
