@@ -7,6 +7,7 @@
 1. a strategy that folds with a model (:class:`~contextfold.core.protocols.Folding`) runs
    the folds that are due (accepted or refused, each a record in the history's fold log);
 2. the strategy renders and the view is checked (:func:`~contextfold.core.view.render_and_check`);
+   a tool result it rewrote keeps its provider parts (:mod:`~contextfold.core.carry`);
 3. a view over the budget is never returned: a strategy that can compact
    (:class:`~contextfold.core.protocols.Compacting`) is made to, folds again (its forced
    fold) and renders again; still over, or unable to compact,
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from contextfold.core.carry import carry_parts
 from contextfold.core.errors import ContextBudgetError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.protocols import Compacting, Folding
@@ -85,13 +87,13 @@ def prepare_view(
     ``fold=False`` the caller has run the due folds itself (only the budget's forced fold
     runs here)."""
     records = fold_due(strategy, history, budget, on_fold) if fold else []
-    view = render_and_check(strategy, history, budget)
+    view = carry_parts(render_and_check(strategy, history, budget), history)
     if budget is None or view.total_tokens <= budget:
         return Rendered(view, tuple(records))
     compacted = isinstance(strategy, Compacting) and strategy.compact(history, budget)
     if compacted:
         records += fold_due(strategy, history, budget, on_fold)
-        view = render_and_check(strategy, history, budget)
+        view = carry_parts(render_and_check(strategy, history, budget), history)
     if view.total_tokens > budget:
         raise ContextBudgetError(
             strategy.name, view.total_tokens, budget, history.session_id, compacted=compacted

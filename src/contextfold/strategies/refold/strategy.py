@@ -316,6 +316,7 @@ class RefoldStrategy:
                 *self._trims.elisions(self._observed),
             ),
             strategy=self.name,
+            settled=len(p.messages),
         )
 
     def _tail_tokens(self, start: int, entries: Entries, labels: bool) -> int:
