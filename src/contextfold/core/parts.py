@@ -60,7 +60,7 @@ class Part:
     @classmethod
     def of(cls, kind: str, value: Any, *, text: str = "", tokens: int = 0) -> Part:
         """A part holding ``value`` as compact JSON."""
-        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         return cls(kind, data, text, tokens)
 
 

@@ -7,7 +7,8 @@
   model, outside ``render``), :class:`Compacting` (shrinks on demand when a view is over the
   budget, and counts the compactions it forced), :class:`Grounded` (checks what it keeps
   against the environment's files), :class:`Learning` (learns across the sessions of one
-  workload from an :class:`~contextfold.core.experience.Experience`).
+  workload from an :class:`~contextfold.core.experience.Experience`), :class:`Marking` (asks
+  the model for marker lines meant for it alone, which a proxy keeps from its client).
 - :class:`Store`: persists sessions (system message, metadata, steps, fold records) and the
   call log; ``close()`` releases its connection. :class:`SharedStore`: a store other
   processes write to at the same time.
@@ -36,6 +37,7 @@ __all__ = [
     "Folding",
     "Grounded",
     "Learning",
+    "Marking",
     "Model",
     "SessionRecord",
     "SharedStore",
@@ -143,6 +145,22 @@ class Learning(Protocol):
 
     def end(self, history: History) -> None:
         """The session is over: add it to the shared experience (once; no-op unshared)."""
+        ...
+
+
+@runtime_checkable
+class Marking(Protocol):
+    """A strategy whose views ask the model to end its replies with lines meant for the
+    strategy alone (refold's ``PROGRESS:`` / ``STALE:`` markers).
+
+    The proxy takes them out of what its client is shown (streamed replies too) and puts them
+    back when the client sends the reply again, so the history keeps them and the strategy
+    reads them; a client never sees them and its copy of the reply still matches.
+    """
+
+    def split_markers(self, text: str) -> tuple[str, str]:
+        """``text`` as the client is shown it, and the marker lines that end it (empty when
+        there are none): ``shown + markers == text``."""
         ...
 
 

@@ -1,0 +1,93 @@
+"""Cache breakpoints of a view sent to Anthropic: the client's where they still apply, and the
+proxy's own at the end of the part of the view the strategy keeps as it is.
+
+Anthropic caches a prompt's prefix only at a block marked ``cache_control`` (at most four per
+request), and reads a cached prefix only through such a mark (at it, or up to about 20 blocks
+before it). A client marks its own prompt (Claude Code: its system prompt and its latest
+turns); the proxy sends the strategy's view instead, so it puts the client's marks back on the
+blocks of the messages the view shows as the client sent them, and adds one of its own on the
+last block of the view's settled part (:attr:`~contextfold.core.view.View.settled`: for
+refold, everything before its boundary), so that part is written to the cache once and read
+from it at every call until the strategy next rewrites it. Over the limit, the proxy's mark is
+kept first, then the client's from the last one back. A client that marks nothing gets no mark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from contextfold.core.messages import Message
+from contextfold.serve.anthropic_read import Marks
+from contextfold.serve.anthropic_write import Written
+
+__all__ = ["MAX_BREAKPOINTS", "place_breakpoints"]
+
+MAX_BREAKPOINTS = 4
+
+Place = tuple[int, int]
+"""(message, block) of a written view; message -1 is the system parameter."""
+
+
+def place_breakpoints(
+    written: Written, messages: Sequence[Message], settled: int | None, marks: Marks
+) -> int:
+    """Mark ``written`` (``messages`` as Anthropic parameters; the first ``settled`` of them
+    the view's settled part) in place; returns the marks set."""
+    if not marks.any:
+        return 0
+    client = _client_marks(written, messages, marks)
+    own = _settled_place(written, settled)
+    chosen: dict[Place, dict[str, Any]] = {}
+    room = MAX_BREAKPOINTS - marks.tools
+    if own is not None and room > 0:
+        chosen[own] = client.get(own, marks.style())
+    for place in sorted(client, reverse=True):
+        if len(chosen) >= room:
+            break
+        chosen.setdefault(place, client[place])
+    for place, marker in chosen.items():
+        _mark(written, place, marker)
+    return len(chosen)
+
+
+def _client_marks(
+    written: Written, messages: Sequence[Message], marks: Marks
+) -> dict[Place, dict[str, Any]]:
+    out: dict[Place, dict[str, Any]] = {}
+    for v, message in enumerate(messages):
+        places = written.places[v]
+        if v == 0 and places and places[0][0] == -1:
+            for i, marker in marks.system:
+                if i < len(places):
+                    out[places[i]] = marker
+            continue
+        for j, marker in marks.messages.get(message, ()):
+            if j < len(places):
+                out[places[j]] = marker
+    return out
+
+
+def _settled_place(written: Written, settled: int | None) -> Place | None:
+    """The last block of the view's settled part (None when it says nothing, or holds no
+    block)."""
+    if not settled:
+        return None
+    for v in range(min(settled, len(written.places)) - 1, -1, -1):
+        if written.places[v]:
+            return written.places[v][-1]
+    return None
+
+
+def _mark(written: Written, place: Place, marker: dict[str, Any]) -> None:
+    message, block = place
+    if message == -1:
+        if isinstance(written.system, str):
+            written.system = [{"type": "text", "text": written.system}]
+        assert written.system is not None
+        written.system[block]["cache_control"] = marker
+        return
+    content = written.messages[message]["content"]
+    if isinstance(content, str):
+        content = written.messages[message]["content"] = [{"type": "text", "text": content}]
+    content[block]["cache_control"] = marker
