@@ -17,7 +17,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 LLAMA_KEY := $(shell printf '%s' '$(LLAMA_SPEC) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
 LLAMA_WHEELS ?= $(HOME)/.cache/contextfold/llama-wheels/$(LLAMA_KEY)
 
-.PHONY: setup browser postgres demo test test-fast lint typecheck unit bench clean
+.PHONY: setup browser postgres npm demo test test-fast lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -54,6 +54,18 @@ postgres:
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql)
 
+# The agent CLIs the serve tests drive (Claude Code, Codex CLI: tests/_clis.py), at the versions
+# package-lock.json pins, into node_modules (native binaries, about 760 MB). Only the tests need
+# them; Node.js is the machine's (Debian's packages where it is missing).
+NPM_STAMP := node_modules/.installed
+$(NPM_STAMP): package.json package-lock.json
+	command -v npm >/dev/null || (apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm)
+	npm ci --no-audit --no-fund
+	touch $(NPM_STAMP)
+
+npm: $(NPM_STAMP)
+
 DEMO_STEPS ?= 8
 
 # The bundled sample sessions replayed through the main strategies (a second), then the
@@ -61,7 +73,7 @@ DEMO_STEPS ?= 8
 demo: setup
 	$(BIN)/contextfold demo --steps $(DEMO_STEPS)
 
-test: setup browser postgres lint typecheck unit
+test: setup browser postgres npm lint typecheck unit
 
 # The core tier: every test but the slow ones (about a minute). A test needing a heavy
 # component that is not installed (the embedded model, Chromium, PostgreSQL, Ray, tau2, an
@@ -78,7 +90,7 @@ typecheck: setup
 
 # Every tier; a test skipped for a missing component fails the run instead (CI runs it all).
 # PYTEST_ARGS reach pytest in both test targets (make unit PYTEST_ARGS=--durations=25).
-unit: setup browser postgres
+unit: setup browser postgres npm
 	CONTEXTFOLD_TEST_ALL=1 $(BIN)/pytest $(PYTEST_ARGS)
 
 clean:

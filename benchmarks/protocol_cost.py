@@ -1,0 +1,317 @@
+"""What the recorded sessions cost sent through a proxy, as a multiple of sending them direct,
+as Anthropic Messages and as OpenAI Responses requests.
+
+    .venv/bin/python -m benchmarks.protocol_cost [--set NAME]... [--api messages|responses]...
+        [--limit N] [--stream] [--serve [-s refold] | --via URL --upstream-port PORT]
+        [--replay] [--json out.json]
+
+The runs of both shared sets (``tau2-sierra``, ``mini-swe-agent-dev``; ``--limit`` runs each)
+are sent call by call: before each recorded assistant turn, the conversation so far, as the
+agent CLIs shape it (benchmarks/_wire.py: Claude Code's breakpoints on the system prompt and
+the newest block for Messages, Codex's stateless whole input for Responses). Each call is sent
+twice, to two scripted upstreams of the API (contextfold.serve.scripted_anthropic, ..._responses)
+that answer with the recorded turn: one direct, one through the proxy. Each upstream bills
+what it served from its own prefix cache: Anthropic's (read only up to a breakpoint, reads
+0.1x and writes 1.25x the input price: price table ``default``) and OpenAI's (automatic, reads
+0.25x: ``openai``). The table gives each route's cost and via/direct per set and API.
+
+Routes: without a proxy only direct is measured. ``--serve`` starts ``contextfold serve -s
+STRATEGY`` in-process (upstream ``anthropic:`` or ``responses:`` the via upstream), for a serve
+that answers these routes. ``--via URL`` sends the via route to a proxy already running at URL
+(its root, without ``/v1``), which must forward to the via upstream this script starts on
+127.0.0.1:``--upstream-port``, so it takes one ``--api``; ``--via`` pointed at that upstream
+itself checks the harness (via/direct is then 1 exactly). ``--replay`` adds what ``contextfold
+replay`` reports for the strategy against ``full`` on the same runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+
+from benchmarks._wire import (
+    anthropic_reply,
+    messages_body,
+    responses_body,
+    responses_reply,
+    tool_names,
+)
+from contextfold.bench.report import progress_bar
+from contextfold.core.messages import to_openai
+from contextfold.core.meter import PRICE_TABLES
+from contextfold.importers import iter_trajectories
+from contextfold.importers.base import Trajectory
+from contextfold.serve.scripted_anthropic import ScriptedAnthropic
+from contextfold.serve.scripted_http import ScriptedHTTP
+from contextfold.serve.scripted_responses import ScriptedResponses
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SETS = ("tau2-sierra", "mini-swe-agent-dev")
+Chat = list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Api:
+    """How one API is sent, answered and priced."""
+
+    name: str
+    upstream: Callable[..., ScriptedHTTP]
+    body: Callable[..., dict[str, Any]]
+    reply: Callable[[dict[str, Any]], Any]
+    path: str
+    prices: str
+    headers: dict[str, str]
+    kind: str
+    """The upstream kind of ``contextfold serve --upstream KIND:URL``."""
+
+
+APIS = {
+    "messages": Api(
+        "messages",
+        ScriptedAnthropic,
+        messages_body,
+        anthropic_reply,
+        "/v1/messages",
+        "default",
+        {"x-api-key": "bench", "anthropic-version": "2023-06-01"},
+        "anthropic",
+    ),
+    "responses": Api(
+        "responses",
+        ScriptedResponses,
+        responses_body,
+        responses_reply,
+        "/v1/responses",
+        "openai",
+        {"authorization": "Bearer bench"},
+        "responses",
+    ),
+}
+
+
+class Next:
+    """The scripted upstreams' reply function: whatever the harness set for the next call."""
+
+    def __init__(self) -> None:
+        self.reply: Any = "ok"
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        return self.reply
+
+
+@dataclass(slots=True)
+class Route:
+    """Where one route's requests go (``url``: a root without ``/v1``) and who bills them."""
+
+    name: str
+    url: str
+    upstream: Any
+    next: Next
+
+
+@dataclass(slots=True)
+class Figures:
+    calls: int = 0
+    cost: dict[str, float] = field(default_factory=dict)
+    read_share: dict[str, float] = field(default_factory=dict)
+
+
+def runs(name: str, limit: int | None) -> list[Trajectory]:
+    items = [t for t in iter_trajectories([DATA / name]) if isinstance(t, Trajectory)]
+    return items[: limit or None]
+
+
+def calls(traj: Trajectory) -> Iterator[tuple[Chat, dict[str, Any]]]:
+    """(the conversation before each recorded assistant turn, that turn), in order."""
+    conversation: Chat = []
+    for step in traj.steps:
+        messages = [to_openai(m) for m in step]
+        if messages[0]["role"] == "assistant" and conversation:
+            yield list(conversation), messages[0]
+        conversation += messages
+
+
+def send(http: httpx.Client, api: Api, route: Route, body: dict[str, Any], session: str) -> None:
+    headers = {**api.headers, "x-contextfold-session": session}
+    url = route.url + api.path
+    with http.stream("POST", url, json=body, headers=headers) as reply:
+        raw = reply.read()
+    if reply.status_code != 200:
+        text = raw.decode(errors="replace")[:300]
+        raise SystemExit(f"{route.name} ({url}) answered {reply.status_code}: {text}")
+
+
+def measure(
+    api: Api,
+    sets: dict[str, list[Trajectory]],
+    routes: list[Route],
+    *,
+    stream: bool,
+    console: Console,
+) -> dict[str, dict[str, Figures]]:
+    out: dict[str, dict[str, Figures]] = {}
+    total = sum(1 for trajs in sets.values() for t in trajs for _ in calls(t))
+    with progress_bar(console) as bar, httpx.Client(timeout=600) as http:
+        task = bar.add_task(f"{api.name} calls", total=total)
+        for name, trajs in sets.items():
+            marks = {r.name: len(r.upstream.bills) for r in routes}
+            count = 0
+            for traj in trajs:
+                system = to_openai(traj.system)["content"] if traj.system else None
+                tools = tool_names([to_openai(m) for step in traj.steps for m in step])
+                for conversation, turn in calls(traj):
+                    body = api.body(system, conversation, tools, stream=stream)
+                    for route in routes:
+                        route.next.reply = api.reply(turn)
+                        send(http, api, route, body, f"{name}:{traj.id}")
+                    count += 1
+                    bar.advance(task)
+            out[name] = {
+                r.name: _figures(api, r.upstream.bills[marks[r.name] :], count) for r in routes
+            }
+    return out
+
+
+def _figures(api: Api, bills: list[Any], count: int) -> Figures:
+    cost = {api.prices: sum(b.cost(PRICE_TABLES[api.prices]) for b in bills)}
+    read = sum(b.cached.read for b in bills)
+    total = sum(b.cached.total for b in bills) or 1
+    return Figures(calls=count, cost=cost, read_share={api.prices: read / total})
+
+
+def routes_for(api: Api, args: argparse.Namespace, stack: ExitStack) -> list[Route]:
+    direct = Next()
+    up = stack.enter_context(api.upstream(direct))
+    routes = [Route("direct", up.root, up, direct)]
+    if args.serve or args.via:
+        via = Next()
+        port = args.upstream_port if args.via else 0
+        behind = stack.enter_context(api.upstream(via, port=port))
+        url = (
+            args.via.rstrip("/").removesuffix("/v1")
+            if args.via
+            else serve(api, behind, args, stack)
+        )
+        routes.append(Route("via", url, behind, via))
+        probe(api, routes[1])
+    return routes
+
+
+def serve(api: Api, upstream: ScriptedHTTP, args: argparse.Namespace, stack: ExitStack) -> str:
+    """Starts ``contextfold serve`` in-process in front of ``upstream``; its root URL."""
+    from contextfold.serve import ServeConfig
+    from contextfold.serve.runner import ProxyThread
+
+    config = ServeConfig(
+        upstream=f"{api.kind}:{upstream.url}", strategy=args.strategy, no_auth=True
+    )
+    try:
+        proxy = stack.enter_context(ProxyThread(config))
+    except Exception as e:  # this serve does not take the upstream kind yet
+        raise SystemExit(
+            f"this contextfold serve cannot take --upstream {api.kind}:URL: {e}"
+        ) from e
+    return str(proxy.url).removesuffix("/v1")
+
+
+def probe(api: Api, route: Route) -> None:
+    """One small call through the via route, so a proxy that does not serve the API's route
+    stops the run at once (its bill is left out)."""
+    first = [{"role": "user", "content": "probe"}]
+    with httpx.Client(timeout=60) as http:
+        send(http, api, route, api.body("You answer.", first, []), "probe")
+    route.upstream.bills.clear()
+
+
+def replay_cut(name: str, strategy: str, limit: int | None, prices: str) -> float:
+    """``contextfold replay``'s cost of ``strategy`` as a multiple of ``full`` on the set."""
+    cli = Path(sys.executable).parent / "contextfold"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "replay.json"
+        argv = [str(cli), "replay", str(DATA / name), "-s", "full", "-s", strategy]
+        argv += ["--prices", prices, "--json", str(out)] + (
+            ["--limit", str(limit)] if limit else []
+        )
+        subprocess.run(argv, check=True, capture_output=True, text=True)
+        result: dict[str, Any] = json.loads(out.read_text())
+    return float(result[strategy]["cost_usd"]) / float(result["full"]["cost_usd"])
+
+
+def table(results: dict[str, dict[str, dict[str, Figures]]], cuts: dict[str, float]) -> list[str]:
+    head = f"{'set':19}{'api':10}{'calls':>7}{'direct $':>11}{'via $':>11}{'via/dir':>8}"
+    rows = [head + f"{'read% d':>8}{'read% v':>8}", "-" * 80]
+    for api, per_set in results.items():
+        table_name = APIS[api].prices
+        for name, routes in per_set.items():
+            d, v = routes["direct"], routes.get("via")
+            figures = f"{d.calls:>7,}{d.cost[table_name]:>11.4f}"
+            if v is None:
+                figures += f"{'-':>11}{'-':>8}{100 * d.read_share[table_name]:>8.1f}{'-':>8}"
+            else:
+                ratio = v.cost[table_name] / d.cost[table_name]
+                figures += f"{v.cost[table_name]:>11.4f}{ratio:>8.3f}"
+                figures += f"{100 * d.read_share[table_name]:>8.1f}"
+                figures += f"{100 * v.read_share[table_name]:>8.1f}"
+            rows.append(f"{name[:18]:19}{api:10}{figures}")
+    for key, cut in cuts.items():
+        rows.append(f"replay {key}: {cut:.3f}x full")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", action="append", dest="sets", choices=SETS)
+    parser.add_argument("--api", action="append", dest="apis", choices=tuple(APIS))
+    parser.add_argument("--limit", type=int, default=None, help="runs per set")
+    parser.add_argument("--stream", action="store_true", help="send stream: true")
+    parser.add_argument("--serve", action="store_true", help="start contextfold serve")
+    parser.add_argument("-s", "--strategy", default="refold")
+    parser.add_argument("--via", default=None, help="a running proxy's root URL")
+    parser.add_argument("--upstream-port", type=int, default=8765)
+    parser.add_argument("--replay", action="store_true")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    apis = args.apis or list(APIS)
+    if args.via and (args.serve or len(apis) != 1):
+        parser.error("--via fronts one API's upstream: give one --api, and not --serve")
+    console = Console(stderr=True)
+    sets = {name: runs(name, args.limit) for name in args.sets or SETS}
+    results = {}
+    for name in apis:
+        with ExitStack() as stack:
+            routes = routes_for(APIS[name], args, stack)
+            results[name] = measure(APIS[name], sets, routes, stream=args.stream, console=console)
+    cuts = {}
+    if args.replay:
+        for name in sets:
+            for prices in ("default", "openai"):
+                cuts[f"{args.strategy} {name} {prices}"] = replay_cut(
+                    name, args.strategy, args.limit, prices
+                )
+    for line in table(results, cuts):
+        print(line)
+    if args.json:
+        plain = {
+            a: {s: {r: vars_of(f) for r, f in rs.items()} for s, rs in per.items()}
+            for a, per in results.items()
+        }
+        args.json.write_text(json.dumps({"results": plain, "replay": cuts}, indent=2))
+
+
+def vars_of(figures: Figures) -> dict[str, Any]:
+    return {"calls": figures.calls, "cost_usd": figures.cost, "read_share": figures.read_share}
+
+
+if __name__ == "__main__":
+    main()
