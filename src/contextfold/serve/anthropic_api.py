@@ -89,6 +89,7 @@ def parse_messages_request(
         check_tools("anthropic", tools)
     family = family_of(headers)
     conversation = conversation_of(labeled, family, system=system, shown=shown)
+    marks.locate(conversation.steps)
     choice = body.get("tool_choice")
     return ClientRequest(
         api="anthropic",

@@ -4,8 +4,9 @@ proxy's own at the end of the part of the view the strategy keeps as it is.
 Anthropic caches a prompt's prefix only at a block marked ``cache_control`` (at most four per
 request), and reads a cached prefix only through such a mark (at it, or up to about 20 blocks
 before it). A client marks its own prompt (Claude Code: its system prompt and its latest
-turns); the proxy sends the strategy's view instead, so it puts the client's marks back on the
-blocks of the messages the view shows as the client sent them, and adds one of its own on the
+turns); the proxy sends the strategy's view instead, so it puts each of the client's marks back
+on the message of the view that renders the marked message (by provenance: the same step, the
+same call answered; relabelled or not), and adds one of its own on the
 last block of the view's settled part (:attr:`~contextfold.core.view.View.settled`: for
 refold, everything before its boundary), so that part is written to the cache once and read
 from it at every call until the strategy next rewrites it. Over the limit, the proxy's mark is
@@ -17,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from contextfold.core.messages import Message
-from contextfold.serve.anthropic_read import Marks
+from contextfold.core.messages import Message, ToolMessage
+from contextfold.core.view import Provenance
+from contextfold.serve.anthropic_read import Marker, Marks
 from contextfold.serve.anthropic_write import Written
 
 __all__ = ["MAX_BREAKPOINTS", "place_breakpoints"]
@@ -30,13 +32,17 @@ Place = tuple[int, int]
 
 
 def place_breakpoints(
-    written: Written, messages: Sequence[Message], settled: int | None, marks: Marks
+    written: Written,
+    messages: Sequence[Message],
+    provenance: Sequence[Provenance],
+    settled: int | None,
+    marks: Marks,
 ) -> int:
-    """Mark ``written`` (``messages`` as Anthropic parameters; the first ``settled`` of them
-    the view's settled part) in place; returns the marks set."""
+    """Mark ``written`` (``messages`` as Anthropic parameters, the view's ``provenance`` and
+    the first ``settled`` of them its settled part) in place; returns the marks set."""
     if not marks.any:
         return 0
-    client = _client_marks(written, messages, marks)
+    client = _client_marks(written, messages, provenance, marks)
     own = _settled_place(written, settled)
     chosen: dict[Place, dict[str, Any]] = {}
     room = MAX_BREAKPOINTS - marks.tools
@@ -52,20 +58,28 @@ def place_breakpoints(
 
 
 def _client_marks(
-    written: Written, messages: Sequence[Message], marks: Marks
+    written: Written, messages: Sequence[Message], provenance: Sequence[Provenance], marks: Marks
 ) -> dict[Place, dict[str, Any]]:
     out: dict[Place, dict[str, Any]] = {}
-    for v, message in enumerate(messages):
+    for v, (message, prov) in enumerate(zip(messages, provenance, strict=False)):
         places = written.places[v]
-        if v == 0 and places and places[0][0] == -1:
-            for i, marker in marks.system:
-                if i < len(places):
-                    out[places[i]] = marker
+        if not places:
             continue
-        for j, marker in marks.messages.get(message, ()):
-            if j < len(places):
-                out[places[j]] = marker
+        if places[0][0] == -1:
+            found: Sequence[Marker] = marks.system
+        elif len(prov.steps) == 1:
+            found = marks.steps.get((prov.steps[0], _place(message)), ())
+        else:
+            continue
+        for j, marker in found:
+            out[places[min(j, len(places) - 1)]] = marker
     return out
+
+
+def _place(message: Message) -> int | str:
+    """Where a view message stands in the step it renders: its head (0), or the result of
+    its call (matched by the call's id, whatever the order)."""
+    return message.tool_call_id if isinstance(message, ToolMessage) else 0
 
 
 def _settled_place(written: Written, settled: int | None) -> Place | None:

@@ -14,6 +14,7 @@ they are taken out and kept apart (:class:`Marks`), by message and block.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,23 +38,40 @@ API = "anthropic"
 _MEDIA = {"image", "document"}
 
 
+Marker = tuple[int, dict[str, Any]]
+"""A marker: the block of its message it is on, and its ``cache_control`` value."""
+
+
 @dataclass(slots=True)
 class Marks:
     """The client's ``cache_control`` markers: on system blocks (by index), on messages (by
-    the message and the block of it), and how many on tools."""
+    where the message is in the conversation: step and place in it), and how many on tools."""
 
-    system: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    messages: dict[Message, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict)
+    system: list[Marker] = field(default_factory=list)
+    steps: dict[tuple[int, int | str], list[Marker]] = field(default_factory=dict)
+    """By step, then 0 for its first message or the call id a result answers."""
     tools: int = 0
+    read: dict[int, list[Marker]] = field(default_factory=dict)
+    """While reading: the markers of each message read (by its id), until :meth:`locate`."""
 
     @property
     def any(self) -> bool:
-        return bool(self.system or self.messages or self.tools)
+        return bool(self.system or self.steps or self.tools)
+
+    def locate(self, steps: Sequence[Sequence[Message]]) -> None:
+        """Key the markers of the messages read by their place in the grouped ``steps``."""
+        for i, step in enumerate(steps):
+            for message in step:
+                if id(message) in self.read:
+                    at = message.tool_call_id if isinstance(message, ToolMessage) else 0
+                    self.steps[(i, at)] = self.read[id(message)]
+        self.read = {}
 
     def style(self) -> dict[str, Any]:
         """The marker the proxy places its own with: the client's last one's (its TTL)."""
-        for marks in reversed(list(self.messages.values())):
-            return dict(marks[-1][1])
+        if self.steps:
+            latest = max(self.steps, key=lambda at: at[0])
+            return dict(self.steps[latest][-1][1])
         return dict(self.system[-1][1]) if self.system else {"type": "ephemeral"}
 
 
@@ -91,6 +109,8 @@ class _Run:
     """Whether it starts a client message."""
     string: bool = False
     """Whether that message's content was a string (then it is written as one again)."""
+    role: str = ""
+    """A role other than its kind's (``system``), written back."""
     template: list[Any] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
@@ -111,7 +131,7 @@ def read_messages(raw: Any, marks: Marks) -> list[Labeled]:
         if not isinstance(message, dict):
             raise _bad(where, "a message must be an object")
         role, content = message.get("role"), message.get("content")
-        if role not in ("user", "assistant"):
+        if role not in ("user", "assistant", "system"):
             raise _bad(f"{where}.role", f"must be 'user' or 'assistant', got {role!r}")
         if isinstance(content, str):
             blocks, string = [{"type": "text", "text": content}], True
@@ -121,6 +141,9 @@ def read_messages(raw: Any, marks: Marks) -> list[Labeled]:
             raise _bad(f"{where}.content", "must be a string or an array of content blocks")
         new = _assistant(blocks, where) if role == "assistant" else _user(blocks, where)
         new[0].string = string and len(new) == 1
+        if role == "system":  # Claude Code's per-turn context, under a beta: a user message
+            for run in new:  # of the conversation, written back with its own role
+                run.kind, run.role = "user", "system"
         runs.extend(new)
     return _messages(runs, marks)
 
@@ -273,11 +296,11 @@ def _messages(runs: list[_Run], marks: Marks) -> list[Labeled]:
     out: list[Labeled] = []
     side = ""
     for run in runs:
-        starts = not side or (run.kind == "assistant") != (side == "assistant")
-        message = _message(run, default_head=starts)
-        side = run.kind
+        now = run.role or ("assistant" if run.kind == "assistant" else "user")
+        message = _message(run, default_head=now != side)
+        side = now
         if run.marks:
-            marks.messages.setdefault(message, []).extend(run.marks)
+            marks.read[id(message)] = run.marks
         out.append((run.label, message))
     return out
 
@@ -287,6 +310,8 @@ def _message(run: _Run, *, default_head: bool) -> Message:
     more: dict[str, Any] = {} if run.head == default_head else {"head": run.head}
     if run.string:
         more["s"] = True
+    if run.role:
+        more["role"] = run.role
     parts: tuple[Part, ...] = ()
     if more or run.template != _canonical(run, text):
         shown = "\n".join(run.shown)

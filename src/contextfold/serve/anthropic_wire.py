@@ -52,7 +52,8 @@ class AnthropicWire:
         body = {k: v for k, v in request.body.items() if k not in _OWN}
         written = write_view(call.messages)
         if request.marks is not None:
-            place_breakpoints(written, call.messages, call.settled, request.marks)
+            marks = request.marks
+            place_breakpoints(written, call.messages, call.provenance, call.settled, marks)
         if written.system is not None:
             body["system"] = written.system
         body["messages"] = written.messages

@@ -52,6 +52,7 @@ def write_view(messages: Sequence[Message]) -> Written:
         layout = layout_of(message, API) or {}
         blocks = _blocks(message, layout)
         kind = "assistant" if isinstance(message, AssistantMessage) else "user"
+        kind = layout.get("role", kind)
         if not blocks:
             out.places.append([])
             continue

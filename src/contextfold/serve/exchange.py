@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from contextfold.core.messages import AssistantMessage, Message
+from contextfold.core.view import Provenance
 from contextfold.serve.conversation import Conversation
 
 if TYPE_CHECKING:
@@ -96,6 +97,8 @@ class Call:
     stream: bool
     settled: int | None = None
     """How many leading messages the strategy keeps as they are (:attr:`View.settled`)."""
+    provenance: Sequence[Provenance] = ()
+    """Where each of the view's messages comes from (the rounds' messages come after)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ API = "responses"
 _OUTPUT_OF = {
     "function_call": "function_call_output",
     "custom_tool_call": "custom_tool_call_output",
-    "local_shell_call": "function_call_output",
+    "local_shell_call": "local_shell_call_output",
 }
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage
+from contextfold.core.view import Provenance
 from contextfold.serve.exchange import Call, ClientRequest, add_usage
 from contextfold.serve.sessions import Turn
 
@@ -41,6 +42,7 @@ class Rounds:
     messages: list[Message]
     max_rounds: int
     settled: int | None = None
+    provenance: tuple[Provenance, ...] = ()
     hidden: frozenset[str] = frozenset()
     """Names of the strategy's tools the client did not define (never shown to it)."""
     done: int = 0
@@ -53,7 +55,8 @@ class Rounds:
         hidden = frozenset(t["function"]["name"] for t in ours)
         own = ours if request.offer_own else []
         view = turn.view
-        return cls(request, own, list(view.messages), max_rounds, view.settled, hidden)
+        messages = list(view.messages)
+        return cls(request, own, messages, max_rounds, view.settled, view.provenance, hidden)
 
     @property
     def last(self) -> bool:
@@ -63,7 +66,7 @@ class Rounds:
     def call(self, *, stream: bool) -> Call:
         """The next upstream call."""
         own = [] if self.last else self.own
-        return Call(self.request, list(self.messages), own, stream, self.settled)
+        return Call(self.request, list(self.messages), own, stream, self.settled, self.provenance)
 
     def own_calls(self, message: AssistantMessage) -> list[ToolCall]:
         """The calls in ``message`` of the strategy's own tools."""
