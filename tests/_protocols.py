@@ -15,7 +15,6 @@ import openai
 from contextfold.core.store import open_store
 from contextfold.serve import ServeConfig
 from contextfold.serve.runner import ProxyThread
-from contextfold.serve.scripted_http import ScriptedHTTP
 
 TOKEN = "test-token-123"
 CLIENT_KEY = "sk-client-key"
@@ -23,10 +22,10 @@ CLIENT_KEY = "sk-client-key"
 
 @contextmanager
 def proxy_for(
-    upstream: ScriptedHTTP | str, kind: str, store: Path | str | None = None, **options: Any
+    upstream: Any, kind: str, store: Path | str | None = None, **options: Any
 ) -> Iterator[ProxyThread]:
     """A proxy with ``--upstream KIND:URL`` (``kind`` ``chat``: the bare URL)."""
-    url = upstream if isinstance(upstream, str) else str(getattr(upstream, "url"))
+    url = upstream if isinstance(upstream, str) else str(upstream.url)
     spec = url if kind == "chat" else f"{kind}:{url}"
     config = ServeConfig(upstream=spec, store=store, **{"token": TOKEN, **options})
     with ProxyThread(config) as proxy:

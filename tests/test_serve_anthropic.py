@@ -56,7 +56,9 @@ def test_messages_create_is_answered_through_the_view_with_the_clients_headers(
     assert sent.headers["anthropic-beta"] == "context-management-2025-06-27"
     assert TOKEN not in json.dumps(sent.headers)
     assert sent.body["system"] == "You are terse." and sent.body["max_tokens"] == 64
-    assert sent.body["messages"] == [_user("Say hello.")]
+    assert sent.body["messages"] == [  # a string is one text block (how the API reads it)
+        {"role": "user", "content": [{"type": "text", "text": "Say hello."}]}
+    ]
     assert [t["name"] for t in sent.body["tools"]] == ["restore"]  # the strategy's own tool
     assert len(sessions(tmp_path / "s.db")) == 1
 

@@ -28,7 +28,6 @@ from contextfold.serve.exchange import ClientRequest
 from contextfold.serve.proxy import Proxy
 from contextfold.serve.request import family_of, json_object, read_body, upstream_headers
 from contextfold.serve.routes import Endpoint, anthropic_error
-from contextfold.serve.translate import check_tools
 from contextfold.serve.upstream import HttpUpstream
 
 __all__ = ["anthropic_endpoints", "parse_messages_request"]
@@ -85,8 +84,6 @@ def parse_messages_request(
     system = read_system(body.get("system"), marks)
     labeled = read_messages(body.get("messages"), marks)
     tools = _tools(body.get("tools"), marks)
-    if upstream == "chat":
-        check_tools("anthropic", tools)
     family = family_of(headers)
     conversation = conversation_of(labeled, family, system=system, shown=shown)
     marks.locate(conversation.steps)

@@ -101,7 +101,4 @@ def _mark(written: Written, place: Place, marker: dict[str, Any]) -> None:
         assert written.system is not None
         written.system[block]["cache_control"] = marker
         return
-    content = written.messages[message]["content"]
-    if isinstance(content, str):
-        content = written.messages[message]["content"] = [{"type": "text", "text": content}]
-    content[block]["cache_control"] = marker
+    written.messages[message]["content"][block]["cache_control"] = marker

@@ -107,8 +107,6 @@ class _Run:
     label: str
     head: bool
     """Whether it starts a client message."""
-    string: bool = False
-    """Whether that message's content was a string (then it is written as one again)."""
     role: str = ""
     """A role other than its kind's (``system``), written back."""
     template: list[Any] = field(default_factory=list)
@@ -133,14 +131,13 @@ def read_messages(raw: Any, marks: Marks) -> list[Labeled]:
         role, content = message.get("role"), message.get("content")
         if role not in ("user", "assistant", "system"):
             raise _bad(f"{where}.role", f"must be 'user' or 'assistant', got {role!r}")
-        if isinstance(content, str):
-            blocks, string = [{"type": "text", "text": content}], True
+        if isinstance(content, str):  # a string is one text block, as the API reads it
+            blocks = [{"type": "text", "text": content}]
         elif isinstance(content, list):
-            blocks, string = content, False
+            blocks = content
         else:
             raise _bad(f"{where}.content", "must be a string or an array of content blocks")
         new = _assistant(blocks, where) if role == "assistant" else _user(blocks, where)
-        new[0].string = string and len(new) == 1
         if role == "system":  # Claude Code's per-turn context, under a beta: a user message
             for run in new:  # of the conversation, written back with its own role
                 run.kind, run.role = "user", "system"
@@ -162,7 +159,7 @@ def _assistant(blocks: list[Any], where: str) -> list[_Run]:
     for j, block in enumerate(_blocks(blocks, where)):
         at = f"{where}.content.{j}"
         kind = block["type"]
-        if kind == "text" and _is_plain_text(block):
+        if kind == "text":
             _text(run, block, at)
         elif kind == "tool_use":
             run.template.append({**_extra(block, "id", "name", "input"), "$call": len(run.calls)})
@@ -181,7 +178,7 @@ def _user(blocks: list[Any], where: str) -> list[_Run]:
         kind = block["type"]
         if kind == "tool_result":
             runs.append(_result(block, at, head=not runs))
-        elif kind == "text" and _is_plain_text(block):
+        elif kind == "text":
             if not runs or runs[-1].kind != "user":
                 runs.append(_Run("user", at, not runs))
             _text(runs[-1], block, at)
@@ -225,7 +222,7 @@ def _result(block: dict[str, Any], at: str, *, head: bool) -> _Run:
     elif isinstance(content, list):
         inner = []
         for k, item in enumerate(_blocks(content, f"{at}.content")):
-            if item["type"] == "text" and _is_plain_text(item):
+            if item["type"] == "text":
                 text = _string(item.get("text"), f"{at}.content.{k}.text")
                 run.texts.append(text)
                 inner.append({**_plain(item), "text": len(text)})
@@ -246,14 +243,10 @@ def _blocks(blocks: list[Any], where: str) -> list[dict[str, Any]]:
     return blocks
 
 
-def _is_plain_text(block: dict[str, Any]) -> bool:
-    return set(block) <= {"type", "text", "cache_control"}
-
-
 def _text(run: _Run, block: dict[str, Any], at: str) -> None:
     text = _string(block.get("text"), f"{at}.text")
     run.texts.append(text)
-    run.template.append({"type": "text", "text": len(text)})
+    run.template.append({**_plain(block), "text": len(text)})  # its citations kept
 
 
 def _raw(run: _Run, block: dict[str, Any]) -> None:
@@ -308,8 +301,6 @@ def _messages(runs: list[_Run], marks: Marks) -> list[Labeled]:
 def _message(run: _Run, *, default_head: bool) -> Message:
     text = "".join(run.texts)
     more: dict[str, Any] = {} if run.head == default_head else {"head": run.head}
-    if run.string:
-        more["s"] = True
     if run.role:
         more["role"] = run.role
     parts: tuple[Part, ...] = ()

@@ -57,15 +57,11 @@ def write_view(messages: Sequence[Message]) -> Written:
             out.places.append([])
             continue
         if layout.get("head", kind != side) or not out.messages or kind != side:
-            out.messages.append({"role": kind, "content": [], "string": bool(layout.get("s"))})
+            out.messages.append({"role": kind, "content": []})
         content = out.messages[-1]["content"]
         out.places.append([(len(out.messages) - 1, len(content) + i) for i in range(len(blocks))])
         content.extend(blocks)
         side = kind
-    for written in out.messages:  # a client message sent as a string is written as one
-        blocks = written["content"]
-        if written.pop("string") and len(blocks) == 1 and blocks[0].get("type") == "text":
-            written["content"] = blocks[0]["text"]
     return out
 
 

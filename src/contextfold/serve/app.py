@@ -81,7 +81,7 @@ def _models(proxy: Proxy, apis: list[str]) -> list[Endpoint]:
     upstream = proxy.upstream.wire.api
 
     async def models(request: Request) -> Response:
-        client = "anthropic" if "anthropic-version" in request.headers else "chat"
+        client = upstream if upstream != "chat" else "chat"  # a provider's: its own API's
         headers = upstream_headers(request.headers, proxy.config.token, client, upstream)
         listing = await proxy.upstream.models(headers)
         served = {"apis": [API_NAMES[a] for a in apis], "upstream_api": API_NAMES[upstream]}

@@ -31,7 +31,6 @@ from contextfold.serve.responses_client import ResponsesWriter
 from contextfold.serve.responses_read import read_input
 from contextfold.serve.responses_store import ResponseStore, Stored
 from contextfold.serve.routes import Endpoint
-from contextfold.serve.translate import check_tools
 
 __all__ = ["parse_responses_request", "responses_endpoints"]
 
@@ -122,8 +121,6 @@ def parse_responses_request(
     if instructions is not None and not isinstance(instructions, str):
         raise ApiError(400, "'instructions' must be a string", param="instructions")
     tools = _tools(body.get("tools"))
-    if upstream == "chat":
-        check_tools("responses", tools)
     family = family_of(headers)
     system = SystemMessage(instructions) if instructions else None
     conversation = conversation_of(labeled, family, system=system, shown=shown, field="input")

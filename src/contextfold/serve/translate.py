@@ -3,8 +3,9 @@
 The conversation is the same in every API (:mod:`.exchange`); what differs is the rest of a
 request: its options, its tools and its ``tool_choice``. Those a Chat Completions server has
 are translated (``max_tokens``, ``temperature``, ``top_p``, stop sequences, function tools, a
-JSON-schema output format); a tool the upstream cannot run (an Anthropic or OpenAI server
-tool) is refused when the request arrives, naming it, never dropped silently. A Responses
+JSON-schema output format). A tool that runs on the provider's own servers (Anthropic's or
+OpenAI's web search, which Codex always offers) cannot be given to a Chat Completions server:
+it is left out of the upstream's tools, and the proxy logs it once per kind. A Responses
 custom tool (free-form text input, as Codex's ``apply_patch``) becomes a function taking one
 string ``input``, and its calls are read back as text; ``local_shell`` becomes a function
 taking the action. The model's reply is read back into the one conversation model.
@@ -13,15 +14,18 @@ taking the action. The model's reply is read back into the one conversation mode
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from contextfold.core.messages import AssistantMessage, Message, ToolCall, to_openai
-from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest
 
-__all__ = ["chat_base", "chat_messages", "chat_tools", "check_tools", "from_chat"]
+__all__ = ["chat_base", "chat_messages", "chat_tools", "from_chat"]
+
+_log = logging.getLogger(__name__)
+_LOGGED: set[str] = set()
 
 _SHELL = {
     "type": "object",
@@ -41,28 +45,27 @@ _TEXT_INPUT = {
 }
 
 
-def check_tools(api: str, tools: list[dict[str, Any]]) -> None:
-    """Refuse (400, naming it) a tool that a Chat Completions upstream cannot be given."""
-    for i, tool in enumerate(tools):
-        kind = tool.get("type")
-        ok = kind in (None, "custom") if api == "anthropic" else kind in _RESPONSES_TOOLS
-        if not ok:
-            raise ApiError(
-                400,
-                f"tools.{i}: a {kind!r} tool runs on the provider's own servers, which this "
-                "proxy's Chat Completions upstream is not; use the provider's API as upstream",
-                param=f"tools.{i}",
-            )
-
-
 _RESPONSES_TOOLS = ("function", "custom", "local_shell")
 
 
 def chat_tools(request: ClientRequest) -> list[dict[str, Any]]:
-    """The client's tools as Chat Completions function tools."""
+    """The client's tools as Chat Completions function tools (those a Chat Completions
+    server can be given)."""
     if request.api == "chat":
         return list(request.tools)
-    return [_function(request.api, t) for t in request.tools]
+    out = []
+    for tool in request.tools:
+        kind = tool.get("type")
+        if kind in _RESPONSES_TOOLS if request.api == "responses" else kind in (None, "custom"):
+            out.append(_function(request.api, tool))
+        elif kind not in _LOGGED:
+            _LOGGED.add(str(kind))
+            _log.warning(
+                "contextfold serve: a %r tool runs on the provider's servers; a Chat Completions "
+                "upstream is not given it (logged once)",
+                kind,
+            )
+    return out
 
 
 def _function(api: str, tool: dict[str, Any]) -> dict[str, Any]:
