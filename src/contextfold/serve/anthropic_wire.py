@@ -57,7 +57,8 @@ class AnthropicWire:
         if written.system is not None:
             body["system"] = written.system
         body["messages"] = written.messages
-        tools = [*request.tools, *(_tool(t) for t in call.own_tools)]
+        own = call.own_tools or call.called_tools  # calls of an undefined tool are refused
+        tools = [*request.tools, *(_tool(t) for t in own)]
         if tools:
             body["tools"] = tools
         if call.stream:

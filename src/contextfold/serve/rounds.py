@@ -66,7 +66,9 @@ class Rounds:
     def call(self, *, stream: bool) -> Call:
         """The next upstream call."""
         own = [] if self.last else self.own
-        return Call(self.request, list(self.messages), own, stream, self.settled, self.provenance)
+        called = self.own if len(self.messages) > len(self.provenance) else []
+        messages = list(self.messages)
+        return Call(self.request, messages, own, stream, self.settled, self.provenance, called)
 
     def own_calls(self, message: AssistantMessage) -> list[ToolCall]:
         """The calls in ``message`` of the strategy's own tools."""
