@@ -11,7 +11,8 @@ import pytest
 
 from contextfold.core.grouping import group_steps
 from contextfold.core.messages import Message, SystemMessage, ToolMessage, from_openai, to_openai
-from contextfold.serve.anthropic_read import Marks, read_messages, read_system
+from contextfold.serve.anthropic_cache import Marks
+from contextfold.serve.anthropic_read import read_messages, read_system
 from contextfold.serve.anthropic_write import write_view
 from contextfold.serve.build import upstream_spec
 from contextfold.serve.responses_read import read_input

@@ -20,8 +20,9 @@ from starlette.responses import JSONResponse, Response
 
 from contextfold.core.tokens import count_messages
 from contextfold.serve.answer import answer
+from contextfold.serve.anthropic_cache import Marks
 from contextfold.serve.anthropic_client import AnthropicWriter
-from contextfold.serve.anthropic_read import Marks, read_messages, read_system
+from contextfold.serve.anthropic_read import read_messages, read_system
 from contextfold.serve.conversation import Shown, conversation_of
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest

@@ -16,16 +16,53 @@ kept first, then the client's from the last one back. A client that marks nothin
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from contextfold.core.messages import Message, ToolMessage
 from contextfold.core.view import Provenance
-from contextfold.serve.anthropic_read import Marker, Marks
 from contextfold.serve.anthropic_write import Written
 
-__all__ = ["MAX_BREAKPOINTS", "place_breakpoints"]
+__all__ = ["MAX_BREAKPOINTS", "Marker", "Marks", "place_breakpoints"]
 
 MAX_BREAKPOINTS = 4
+
+Marker = tuple[int, dict[str, Any]]
+"""A marker: the block of its message it is on, and its ``cache_control`` value."""
+
+
+@dataclass(slots=True)
+class Marks:
+    """The client's ``cache_control`` markers: on system blocks (by index), on messages (by
+    where the message is in the conversation: step and place in it), and how many on tools."""
+
+    system: list[Marker] = field(default_factory=list)
+    steps: dict[tuple[int, int | str], list[Marker]] = field(default_factory=dict)
+    """By step, then 0 for its first message or the call id a result answers."""
+    tools: int = 0
+    read: dict[int, list[Marker]] = field(default_factory=dict)
+    """While reading: the markers of each message read (by its id), until :meth:`locate`."""
+
+    @property
+    def any(self) -> bool:
+        return bool(self.system or self.steps or self.tools)
+
+    def locate(self, steps: Sequence[Sequence[Message]]) -> None:
+        """Key the markers of the messages read by their place in the grouped ``steps``."""
+        for i, step in enumerate(steps):
+            for message in step:
+                if id(message) in self.read:
+                    at = message.tool_call_id if isinstance(message, ToolMessage) else 0
+                    self.steps[(i, at)] = self.read[id(message)]
+        self.read = {}
+
+    def style(self) -> dict[str, Any]:
+        """The marker the proxy places its own with: the client's last one's (its TTL)."""
+        if self.steps:
+            latest = max(self.steps, key=lambda at: at[0])
+            return dict(self.steps[latest][-1][1])
+        return dict(self.system[-1][1]) if self.system else {"type": "ephemeral"}
+
 
 Place = tuple[int, int]
 """(message, block) of a written view; message -1 is the system parameter."""

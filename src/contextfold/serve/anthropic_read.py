@@ -14,7 +14,6 @@ they are taken out and kept apart (:class:`Marks`), by message and block.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +27,7 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.parts import Part
+from contextfold.serve.anthropic_cache import Marks
 from contextfold.serve.errors import ApiError
 from contextfold.serve.layout import layout_part
 from contextfold.serve.media import media_tokens
@@ -36,43 +36,6 @@ __all__ = ["API", "Marks", "read_assistant", "read_messages", "read_system"]
 
 API = "anthropic"
 _MEDIA = {"image", "document"}
-
-
-Marker = tuple[int, dict[str, Any]]
-"""A marker: the block of its message it is on, and its ``cache_control`` value."""
-
-
-@dataclass(slots=True)
-class Marks:
-    """The client's ``cache_control`` markers: on system blocks (by index), on messages (by
-    where the message is in the conversation: step and place in it), and how many on tools."""
-
-    system: list[Marker] = field(default_factory=list)
-    steps: dict[tuple[int, int | str], list[Marker]] = field(default_factory=dict)
-    """By step, then 0 for its first message or the call id a result answers."""
-    tools: int = 0
-    read: dict[int, list[Marker]] = field(default_factory=dict)
-    """While reading: the markers of each message read (by its id), until :meth:`locate`."""
-
-    @property
-    def any(self) -> bool:
-        return bool(self.system or self.steps or self.tools)
-
-    def locate(self, steps: Sequence[Sequence[Message]]) -> None:
-        """Key the markers of the messages read by their place in the grouped ``steps``."""
-        for i, step in enumerate(steps):
-            for message in step:
-                if id(message) in self.read:
-                    at = message.tool_call_id if isinstance(message, ToolMessage) else 0
-                    self.steps[(i, at)] = self.read[id(message)]
-        self.read = {}
-
-    def style(self) -> dict[str, Any]:
-        """The marker the proxy places its own with: the client's last one's (its TTL)."""
-        if self.steps:
-            latest = max(self.steps, key=lambda at: at[0])
-            return dict(self.steps[latest][-1][1])
-        return dict(self.system[-1][1]) if self.system else {"type": "ephemeral"}
 
 
 def read_system(raw: Any, marks: Marks) -> SystemMessage | None:
