@@ -27,6 +27,7 @@ replay`` reports for the strategy against ``full`` on the same runs.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -143,7 +144,9 @@ def calls(traj: Trajectory) -> Iterator[tuple[Chat, dict[str, Any]]]:
 
 
 def send(http: httpx.Client, api: Api, route: Route, body: dict[str, Any], session: str) -> None:
-    headers = {**api.headers, "x-contextfold-session": session}
+    # trajectory ids hold characters the proxy's session header refuses (``@``): send a hash
+    family = hashlib.blake2b(session.encode(), digest_size=12).hexdigest()
+    headers = {**api.headers, "x-contextfold-session": family}
     url = route.url + api.path
     with http.stream("POST", url, json=body, headers=headers) as reply:
         raw = reply.read()

@@ -10,6 +10,7 @@ from contextfold.core.history import History
 from contextfold.core.messages import (
     AssistantMessage,
     Message,
+    Part,
     SystemMessage,
     ToolCall,
     ToolMessage,
@@ -36,12 +37,25 @@ def assistant_messages(draw: st.DrawFn, prefix: str = "c") -> AssistantMessage:
     return AssistantMessage(content, tool_calls=calls, reasoning=draw(st.none() | text))
 
 
+provider_parts = st.lists(
+    st.builds(
+        Part,
+        names.map(lambda n: f"anthropic:{n}"),
+        json_args,
+        text,
+        st.integers(0, 2000),
+    ),
+    max_size=2,
+).map(tuple)
+
+
 def messages() -> st.SearchStrategy[Message]:
     return st.one_of(
-        text.map(SystemMessage),
-        st.builds(UserMessage, text, name=st.none() | names),
+        st.builds(SystemMessage, text, parts=provider_parts),
+        st.builds(UserMessage, text, name=st.none() | names, parts=provider_parts),
         assistant_messages(),
-        st.builds(ToolMessage, text, names, name=st.none() | names),
+        st.builds(AssistantMessage, text, parts=provider_parts),
+        st.builds(ToolMessage, text, names, name=st.none() | names, parts=provider_parts),
     )
 
 

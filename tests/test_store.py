@@ -22,6 +22,7 @@ from contextfold.core.history import History, Step, make_step
 from contextfold.core.messages import (
     AssistantMessage,
     Message,
+    Part,
     SystemMessage,
     ToolCall,
     ToolMessage,
@@ -93,7 +94,19 @@ def conversation() -> list[list[Message]]:
         [AssistantMessage("", reasoning="")],
         [UserMessage("lone surrogate \ud800 and emoji 👩‍💻, quotes \"'\\ and \x00 nul")],
         [AssistantMessage("Done. 完成。", reasoning="所有测试通过")],
+        [  # provider parts (a thinking block with its signature, an image in a result)
+            AssistantMessage("Reading.", tool_calls=(ToolCall("c4", "read"),), parts=(THINKING,)),
+            ToolMessage("a screenshot", "c4", parts=(IMAGE,)),
+        ],
     ]
+
+
+THINKING = Part.of(
+    "anthropic:layout",
+    {"blocks": [{"type": "thinking", "thinking": "why", "signature": "c2ln"}]},
+    text="why",
+)
+IMAGE = Part.of("anthropic:layout", {"blocks": [{"type": "image"}]}, tokens=1600)
 
 
 def make_steps() -> list[Step]:

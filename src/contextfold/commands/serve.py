@@ -1,4 +1,5 @@
-"""``contextfold serve``: the OpenAI-compatible proxy (see :mod:`contextfold.serve`)."""
+"""``contextfold serve``: the proxy speaking Chat Completions, Anthropic Messages and OpenAI
+Responses (see :mod:`contextfold.serve`)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,14 @@ INSTALL_HINT = "pip install 'contextfold[serve]'  (starlette, uvicorn, httpx)"
 
 def serve(
     upstream: Annotated[
-        str, typer.Option(help="OpenAI-compatible base URL (http://host:8000/v1), or local.")
+        str,
+        typer.Option(
+            help="Where views go: a Chat Completions base URL (http://host:8000/v1: serves "
+            "Chat Completions, Anthropic Messages and OpenAI Responses, translated), "
+            "anthropic:URL (serves Messages, e.g. anthropic:https://api.anthropic.com), "
+            "responses:URL (serves Responses, e.g. responses:https://api.openai.com/v1), or "
+            "local (the embedded model; serves all three)."
+        ),
     ],
     strategy: Annotated[str, typer.Option("--strategy", "-s", help="Strategy spec.")] = "refold",
     store: Annotated[
@@ -97,11 +105,14 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Serve an OpenAI-compatible proxy that gives any agent context folding."""
+    """Serve a proxy that gives any agent context folding: POST /v1/chat/completions,
+    /v1/messages (and /count_tokens) and /v1/responses, as the upstream allows (see
+    --upstream); GET /v1/models lists the APIs served."""
     try:
         import uvicorn
 
         from contextfold.serve import ServeConfig, build_proxy, create_app
+        from contextfold.serve.app import API_NAMES, served_apis
         from contextfold.serve.config import DEFAULT_IDLE_END, redact_url
     except ImportError as exc:
         fail(f"contextfold serve needs {exc.name}: {INSTALL_HINT}")
@@ -138,9 +149,10 @@ def serve(
         proxy.open()  # the store, checked and loaded before the server starts
     except (ContextFoldError, ValueError) as exc:
         fail(str(exc))
+    apis = ", ".join(API_NAMES[a] for a in served_apis(proxy.upstream.wire.api))
     console.print(
         f"contextfold serve: http://{host}:{port}/v1 -> {redact_url(upstream)}, "
-        f"strategy {strategy}",
+        f"strategy {strategy}; serving {apis}",
         soft_wrap=True,
     )
     if generated:

@@ -162,6 +162,7 @@ class History:
         self._folds: list[FoldRecord] = []
         self._latest_user: int | None = None
         self._counted: dict[Message, int] = {}
+        self._has_parts = False
         if store is not None:
             if session_id is None:
                 raise HistoryError("a History with a store needs a session_id")
@@ -232,6 +233,13 @@ class History:
         self._steps.append(step)
         if step.kind == "user":
             self._latest_user = step.index
+        if not self._has_parts:
+            self._has_parts = any(m.parts for m in step.messages)
+
+    @property
+    def has_parts(self) -> bool:
+        """Whether any step holds a message with provider parts (:mod:`contextfold.core.parts`)."""
+        return self._has_parts
 
     @property
     def store(self) -> Store | None:

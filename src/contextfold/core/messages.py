@@ -2,7 +2,8 @@
 
 Four frozen dataclasses with a ``role`` literal (:class:`SystemMessage`, :class:`UserMessage`,
 :class:`AssistantMessage`, :class:`ToolMessage`): strategies work on types, and whatever a
-client sent comes back as it was.
+client sent comes back as it was. Each kind may carry provider parts
+(:class:`~contextfold.core.parts.Part`: a thinking block, an image, a client's block layout).
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from contextfold.core.errors import MessageFormatError
+from contextfold.core.parts import PARTS_KEY, Part, decode_parts, encode_parts
 
 __all__ = [
     "AssistantMessage",
     "Message",
+    "Part",
     "SystemMessage",
     "ToolCall",
     "ToolMessage",
@@ -71,6 +74,8 @@ class ToolCall:
 @dataclass(frozen=True, slots=True)
 class SystemMessage:
     content: str
+    parts: tuple[Part, ...] = field(default=(), kw_only=True)
+    """Provider parts carried verbatim (:mod:`contextfold.core.parts`)."""
     role: Literal["system"] = field(default="system", init=False)
 
 
@@ -79,6 +84,8 @@ class UserMessage:
     content: str
     name: str | None = field(default=None, kw_only=True)
     """Optional participant name (OpenAI ``name``)."""
+    parts: tuple[Part, ...] = field(default=(), kw_only=True)
+    """Provider parts carried verbatim (:mod:`contextfold.core.parts`)."""
     role: Literal["user"] = field(default="user", init=False)
 
 
@@ -89,6 +96,8 @@ class AssistantMessage:
     """Calls to run; each must be answered by a :class:`ToolMessage` with its id."""
     reasoning: str | None = field(default=None, kw_only=True)
     """Reasoning text the model returned apart from its reply, if any."""
+    parts: tuple[Part, ...] = field(default=(), kw_only=True)
+    """Provider parts carried verbatim (:mod:`contextfold.core.parts`)."""
     role: Literal["assistant"] = field(default="assistant", init=False)
 
 
@@ -98,6 +107,8 @@ class ToolMessage:
     tool_call_id: str
     name: str | None = field(default=None, kw_only=True)
     """Name of the tool that produced the result (optional in the OpenAI format)."""
+    parts: tuple[Part, ...] = field(default=(), kw_only=True)
+    """Provider parts carried verbatim (:mod:`contextfold.core.parts`)."""
     role: Literal["tool"] = field(default="tool", init=False)
 
 
@@ -105,16 +116,20 @@ Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessag
 
 
 def message_text(message: Message) -> str:
-    """All the text a message carries, as one string (what its token count is taken from)."""
+    """All the text a message carries, as one string (what its token count is taken from):
+    its content, reasoning and calls, and the text of its parts."""
     if isinstance(message, AssistantMessage):
-        parts = [message.reasoning or "", message.content or ""]
-        parts.extend(f"{c.name}({c.arguments})" for c in message.tool_calls)
-        return "\n".join(p for p in parts if p)
-    return message.content
+        texts = [message.reasoning or "", message.content or ""]
+        texts.extend(f"{c.name}({c.arguments})" for c in message.tool_calls)
+    else:
+        texts = [message.content]
+    texts.extend(p.text for p in message.parts)
+    return "\n".join(t for t in texts if t) if len(texts) > 1 else texts[0]
 
 
-def to_openai(message: Message) -> dict[str, Any]:
-    """The message as an OpenAI chat-completions dict (canonical form).
+def to_openai(message: Message, *, parts: bool = True) -> dict[str, Any]:
+    """The message as an OpenAI chat-completions dict (canonical form); its provider parts
+    under ``contextfold_parts`` unless ``parts`` is false (what a Chat Completions server is sent).
 
     ``from_openai(to_openai(m)) == m`` for every message, and ``to_openai(from_openai(d)) == d``
     for every dict in this canonical form: an assistant message that calls no tool has string
@@ -142,6 +157,8 @@ def to_openai(message: Message) -> dict[str, Any]:
         out["tool_call_id"] = message.tool_call_id
     if isinstance(message, UserMessage | ToolMessage) and message.name is not None:
         out["name"] = message.name
+    if parts and message.parts:
+        out[PARTS_KEY] = encode_parts(message.parts)
     return out
 
 
@@ -151,10 +168,11 @@ def from_openai(data: Mapping[str, Any]) -> Message:
     if not isinstance(data, Mapping):
         raise MessageFormatError(f"a message must be a JSON object, got {type(data).__name__}")
     role = data.get("role")
+    parts = decode_parts(data.get(PARTS_KEY))
     if role == "system" or role == "developer":
-        return SystemMessage(_text(data, role))
+        return SystemMessage(_text(data, role), parts=parts)
     if role == "user":
-        return UserMessage(_text(data, role), name=_opt_str(data, "name"))
+        return UserMessage(_text(data, role), name=_opt_str(data, "name"), parts=parts)
     if role == "assistant":
         content = data.get("content")
         if content is not None:
@@ -166,14 +184,14 @@ def from_openai(data: Mapping[str, Any]) -> Message:
         if not isinstance(raw_calls, Sequence) or isinstance(raw_calls, str):
             raise MessageFormatError("must be an array of tool calls", at="tool_calls")
         calls = tuple(_tool_call(c, i) for i, c in enumerate(raw_calls))
-        return AssistantMessage(content, tool_calls=calls, reasoning=reasoning)
+        return AssistantMessage(content, tool_calls=calls, reasoning=reasoning, parts=parts)
     if role == "tool":
         call_id = data.get("tool_call_id")
         if not isinstance(call_id, str):
             raise MessageFormatError(
                 "a tool message has no string 'tool_call_id'", at="tool_call_id"
             )
-        return ToolMessage(_text(data, role), call_id, name=_opt_str(data, "name"))
+        return ToolMessage(_text(data, role), call_id, name=_opt_str(data, "name"), parts=parts)
     raise MessageFormatError(
         f"unknown message role {role!r}; expected system, user, assistant or tool", at="role"
     )

@@ -2,7 +2,8 @@
 
 :func:`prepare_view` is the one way every caller gets its view (Session, the agent loop, the
 proxy, :func:`~contextfold.core.view.render_checked`), so a view over the budget is never sent
-and nothing happens silently anywhere.
+and nothing happens silently anywhere. A tool result the strategy rewrote keeps its
+provider parts (:mod:`~contextfold.core.carry`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from contextfold.core.carry import carry_parts
 from contextfold.core.errors import ContextBudgetError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.protocols import Compacting, Folding
@@ -87,13 +89,13 @@ def prepare_view(
     whether the budget forced a compaction.
     """
     records = fold_due(strategy, history, budget, on_fold) if fold else []
-    view = render_and_check(strategy, history, budget)
+    view = carry_parts(render_and_check(strategy, history, budget), history)
     if budget is None or view.total_tokens <= budget:
         return Rendered(view, tuple(records))
     compacted = isinstance(strategy, Compacting) and strategy.compact(history, budget)
     if compacted:
         records += fold_due(strategy, history, budget, on_fold)
-        view = render_and_check(strategy, history, budget)
+        view = carry_parts(render_and_check(strategy, history, budget), history)
     if view.total_tokens > budget:
         raise ContextBudgetError(
             strategy.name, view.total_tokens, budget, history.session_id, compacted=compacted

@@ -1,8 +1,9 @@
 """The extension points, each a small :class:`typing.Protocol` that implementations do not inherit.
 
 A capability beyond ``observe`` and ``render`` is its own protocol (:class:`ToolProvider`,
-:class:`Folding`, :class:`Compacting`, :class:`Grounded`, :class:`Learning`), checked with
-``isinstance``: a contract declared here, never discovered with ``getattr``.
+:class:`Folding`, :class:`Compacting`, :class:`Grounded`, :class:`Learning`,
+:class:`Marking`), checked with ``isinstance``: a contract declared here, never discovered
+with ``getattr``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "Folding",
     "Grounded",
     "Learning",
+    "Marking",
     "Model",
     "SessionRecord",
     "SharedStore",
@@ -143,6 +145,22 @@ class Learning(Protocol):
 
     def end(self, history: History) -> None:
         """The session is over: add it to the shared experience (once; no-op unshared)."""
+        ...
+
+
+@runtime_checkable
+class Marking(Protocol):
+    """A strategy whose views ask the model to end its replies with lines meant for the
+    strategy alone (refold's ``PROGRESS:`` / ``STALE:`` markers).
+
+    The proxy takes them out of what its client is shown (streamed replies too) and puts them
+    back when the client sends the reply again, so the history keeps them and the strategy
+    reads them; a client never sees them and its copy of the reply still matches.
+    """
+
+    def split_markers(self, text: str) -> tuple[str, str]:
+        """``text`` as the client is shown it, and the marker lines that end it (empty when
+        there are none): ``shown + markers == text``."""
         ...
 
 

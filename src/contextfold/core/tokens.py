@@ -92,9 +92,13 @@ class HFTokenizerCounter:
 
 
 def count_messages(counter: TokenCounter, messages: Sequence[Message]) -> list[int]:
-    """Token counts of messages, each with :data:`MESSAGE_OVERHEAD` added."""
+    """Token counts of messages, each with :data:`MESSAGE_OVERHEAD` added (and the tokens its
+    provider parts add beyond their text: an image's estimate)."""
     counts = counter.count_batch([message_text(m) for m in messages])
-    return [c + MESSAGE_OVERHEAD for c in counts]
+    return [
+        c + MESSAGE_OVERHEAD + (sum(p.tokens for p in m.parts) if m.parts else 0)
+        for c, m in zip(counts, messages, strict=True)
+    ]
 
 
 def count_message(counter: TokenCounter, message: Message) -> int:

@@ -111,6 +111,11 @@ class View:
     provenance: tuple[Provenance, ...]
     elisions: tuple[Elision, ...] = ()
     strategy: str = field(default="", kw_only=True)
+    settled: int | None = field(default=None, kw_only=True)
+    """How many leading messages the strategy keeps as they are until it next rewrites its
+    prefix (refold's boundary); None when it does not say. The proxy marks the end of this
+    part as a cache breakpoint for APIs that take them (Anthropic), so it is read from the
+    provider's cache at every call until the next rewrite."""
 
     @property
     def total_tokens(self) -> int:
@@ -187,7 +192,8 @@ def check_view(view: View, history: History, *, strategy: str, tools: Collection
     - every tool call is answered by its result right after the calling assistant message, in
       one contiguous run, and no tool result is an orphan;
     - the latest user message of the history is present verbatim;
-    - no empty system or user message (without text). An empty *tool result* is allowed: it
+    - no empty system or user message (without text, or provider parts such as an image). An
+      empty *tool result* is allowed: it
       is a real answer; so is an empty assistant message (neither text nor tool calls: a
       model may answer with nothing), which is sent as an empty string;
     - every elision's restore path names a tool in ``tools`` (the strategy's own tools): an
@@ -289,7 +295,7 @@ def _check_message(msg: Message, pos: int, pending: dict[str, int], fail: _Fail)
     elif isinstance(msg, AssistantMessage):
         for call in msg.tool_calls:
             pending[call.id] = pos
-    elif not msg.content.strip():
+    elif not msg.content.strip() and not msg.parts:
         raise fail(f"message {pos} is an empty user message")
 
 
@@ -338,11 +344,12 @@ class ViewBuilder:
     def elide(self, elision: Elision) -> None:
         self.elisions.append(elision)
 
-    def build(self, strategy: str) -> View:
+    def build(self, strategy: str, *, settled: int | None = None) -> View:
         return View(
             tuple(self.messages),
             tuple(self.tokens),
             tuple(self.provenance),
             tuple(self.elisions),
             strategy=strategy,
+            settled=settled,
         )

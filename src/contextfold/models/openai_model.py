@@ -107,7 +107,7 @@ class OpenAIModel:
     ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.name,
-            "messages": [to_openai(m) for m in messages],
+            "messages": [to_openai(m, parts=False) for m in messages],
         }
         if tools:
             request["tools"] = [dict(t) for t in tools]

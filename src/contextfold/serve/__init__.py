@@ -1,4 +1,6 @@
-"""``contextfold serve``: an OpenAI-compatible proxy that gives any agent context folding.
+"""``contextfold serve``: a proxy that gives any agent context folding, speaking OpenAI Chat
+Completions, Anthropic Messages and OpenAI Responses (each read at the edge into the same
+history steps: :mod:`~contextfold.serve.exchange`).
 
 A client points its base URL at the proxy and resends its conversation each call as usual;
 the proxy keeps each conversation as an append-only history (sessions matched by a hash chain

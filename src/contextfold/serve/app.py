@@ -1,12 +1,14 @@
 """The HTTP side of ``contextfold serve``: a Starlette app over a :class:`Proxy`.
 
-Routes (:mod:`~contextfold.serve.routes`): OpenAI's Chat Completions API
-(:mod:`~contextfold.serve.chat_api`), ``GET /health`` (no token needed), ``GET /metrics``
-(Prometheus text). Every route but ``/health`` needs the bearer token unless the proxy runs
-with ``--no-auth`` on loopback; then every route answers only requests addressed to the
-loopback host from no foreign page (:mod:`~contextfold.serve.loopback`). Bodies over the
-size limit get a 413 before they are read whole. Every error is JSON in the shape of the API
-whose route was asked.
+Routes (:mod:`~contextfold.serve.routes`): the APIs the upstream lets the proxy serve
+(:func:`served_apis`: OpenAI's Chat Completions, :mod:`~contextfold.serve.chat_api`;
+Anthropic Messages, :mod:`~contextfold.serve.anthropic_api`; OpenAI Responses,
+:mod:`~contextfold.serve.responses_api`), ``GET /v1/models`` (the upstream's, with the APIs
+served), ``GET /health`` (no token needed), ``GET /metrics`` (Prometheus text). Every route
+but ``/health`` needs the bearer token unless the proxy runs with ``--no-auth`` on loopback;
+then every route answers only requests addressed to the loopback host from no foreign page
+(:mod:`~contextfold.serve.loopback`). Bodies over the size limit get a 413 before they are
+read whole. Every error is JSON in the shape of the API whose route was asked.
 """
 
 from __future__ import annotations
@@ -20,14 +22,31 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from contextfold.core.errors import ContextFoldError
+from contextfold.serve.anthropic_api import anthropic_endpoints
 from contextfold.serve.chat_api import chat_endpoints
 from contextfold.serve.errors import ApiError
 from contextfold.serve.loopback import check_local
 from contextfold.serve.proxy import Proxy
-from contextfold.serve.request import check_token, has_token
+from contextfold.serve.request import check_token, has_token, upstream_headers
+from contextfold.serve.responses_api import responses_endpoints
+from contextfold.serve.responses_store import ResponseStore
 from contextfold.serve.routes import Endpoint, Handler, Routes
 
-__all__ = ["create_app"]
+__all__ = ["API_NAMES", "create_app", "served_apis"]
+
+API_NAMES = {
+    "chat": "OpenAI Chat Completions",
+    "anthropic": "Anthropic Messages",
+    "responses": "OpenAI Responses",
+}
+
+
+def served_apis(upstream: str) -> list[str]:
+    """The APIs a proxy serves with an upstream of API ``upstream``: a Chat Completions
+    upstream (or the embedded model) serves all three, translated; an Anthropic or a
+    Responses upstream serves requests of its own API."""
+    return ["chat", "anthropic", "responses"] if upstream == "chat" else [upstream]
+
 
 _log = logging.getLogger(__name__)
 
@@ -41,13 +60,34 @@ def create_app(proxy: Proxy) -> Starlette:
         yield
         await proxy.stop()
 
-    routes = Routes([*chat_endpoints(proxy), *_operations(proxy)])
+    apis = served_apis(proxy.upstream.wire.api)
+    endpoints = {
+        "chat": lambda: chat_endpoints(proxy),
+        "anthropic": lambda: anthropic_endpoints(proxy),
+        "responses": lambda: responses_endpoints(proxy, ResponseStore()),
+    }
+    served = [e for api in apis for e in endpoints[api]()]
+    routes = Routes([*served, *_models(proxy, apis), *_operations(proxy)])
     handlers = {404: routes.not_found, 405: routes.not_found}
     return Starlette(
         routes=routes.starlette_routes(lambda e: _guarded(proxy, routes, e)),
         exception_handlers=handlers,
         lifespan=lifespan,
     )
+
+
+def _models(proxy: Proxy, apis: list[str]) -> list[Endpoint]:
+    """``GET /v1/models``: the upstream's list, with the APIs this proxy serves."""
+    upstream = proxy.upstream.wire.api
+
+    async def models(request: Request) -> Response:
+        client = upstream if upstream != "chat" else "chat"  # a provider's: its own API's
+        headers = upstream_headers(request.headers, proxy.config.token, client, upstream)
+        listing = await proxy.upstream.models(headers)
+        served = {"apis": [API_NAMES[a] for a in apis], "upstream_api": API_NAMES[upstream]}
+        return JSONResponse({**listing, "contextfold": served})
+
+    return [Endpoint("GET", path, models) for path in ("/v1/models", "/models")]
 
 
 def _operations(proxy: Proxy) -> list[Endpoint]:

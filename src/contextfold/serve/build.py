@@ -10,11 +10,16 @@ from pathlib import Path
 from contextfold.core.counters import resolve_counter
 from contextfold.core.errors import ConfigError, StoreError
 from contextfold.core.experience import Experience
-from contextfold.core.protocols import Learning, Store, Strategy
+from contextfold.core.protocols import Learning, Marking, Store, Strategy
 from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, is_postgres_url
+from contextfold.serve.anthropic_wire import AnthropicWire
+from contextfold.serve.chat_wire import ChatWire
 from contextfold.serve.config import ServeConfig, redact_url
+from contextfold.serve.exchange import Wire
 from contextfold.serve.learning import IdleEnds
+from contextfold.serve.markers import Markers
 from contextfold.serve.proxy import Proxy
+from contextfold.serve.responses_wire import ResponsesWire
 from contextfold.serve.sessions import SessionManager
 from contextfold.serve.upstream import HttpUpstream, Upstream
 
@@ -28,7 +33,8 @@ def build_proxy(config: ServeConfig) -> Proxy:
     config.check()
     experience = shared_experience(config)
     make_strategy = make_strategy_factory(config, experience)
-    make_strategy()  # a bad spec fails now, not at the first request
+    probe = make_strategy()  # a bad spec fails now, not at the first request
+    markers = Markers(probe.split_markers if isinstance(probe, Marking) else None)
     on_end = _saver(config, experience)
     counter = resolve_counter(config.counter)
     if is_postgres_url(config.store):
@@ -37,7 +43,9 @@ def build_proxy(config: ServeConfig) -> Proxy:
     def open_sessions() -> SessionManager:
         store = _open_store(config)
         ends = IdleEnds(config.idle_end, on_end=on_end) if config.learn else None
-        manager = SessionManager(store, make_strategy, counter, budget=config.budget, ends=ends)
+        manager = SessionManager(
+            store, make_strategy, counter, budget=config.budget, ends=ends, markers=markers
+        )
         try:
             manager.load()
             if manager.skipped and isinstance(store, SQLiteStore):
@@ -47,7 +55,7 @@ def build_proxy(config: ServeConfig) -> Proxy:
             raise
         return manager
 
-    return Proxy(config, make_upstream(config), open_sessions)
+    return Proxy(config, make_upstream(config), open_sessions, markers)
 
 
 def _open_store(config: ServeConfig) -> Store:
@@ -59,15 +67,34 @@ def _open_store(config: ServeConfig) -> Store:
     return SQLiteStore(config.store, synchronous="FULL" if config.fsync else "NORMAL")
 
 
+UPSTREAM_HELP = (
+    "--upstream must be local, or an http(s) URL of a Chat Completions server such as "
+    "http://localhost:8000/v1, or anthropic:URL (Anthropic Messages, e.g. "
+    "anthropic:https://api.anthropic.com), or responses:URL (OpenAI Responses, e.g. "
+    "responses:https://api.openai.com/v1)"
+)
+
+
+def upstream_spec(spec: str) -> tuple[str, str]:
+    """The API and base URL an ``--upstream`` names (``anthropic:URL``, ``responses:URL``,
+    ``chat:URL`` or a bare URL: Chat Completions); a ValueError saying what is accepted.
+    An Anthropic URL without its ``/v1`` gets it (the SDK's base URLs have none)."""
+    api, _, rest = spec.partition(":")
+    api, url = (api, rest) if api in ("anthropic", "responses", "chat") else ("chat", spec)
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"{UPSTREAM_HELP}; got {redact_url(spec)!r}")
+    url = url.rstrip("/")
+    if api == "anthropic" and not url.endswith("/v1"):
+        url += "/v1"
+    return api, url
+
+
 def make_upstream(config: ServeConfig) -> Upstream:
     if config.upstream != "local":
-        if not config.upstream.startswith(("http://", "https://")):
-            raise ValueError(
-                f"--upstream must be an http(s) URL such as http://localhost:8000/v1, or local; "
-                f"got {redact_url(config.upstream)!r}"
-            )
+        api, url = upstream_spec(config.upstream)
         return HttpUpstream(
-            config.upstream,
+            url,
+            wire=_WIRES[api](),
             timeout=config.timeout,
             key=config.upstream_key,
             max_connections=config.max_upstream_connections,
@@ -77,6 +104,13 @@ def make_upstream(config: ServeConfig) -> Upstream:
     from contextfold.serve.local_upstream import LocalUpstream
 
     return LocalUpstream(lambda: LocalModel(n_threads=config.threads))
+
+
+_WIRES: dict[str, Callable[[], Wire]] = {
+    "chat": ChatWire,
+    "anthropic": AnthropicWire,
+    "responses": ResponsesWire,
+}
 
 
 def make_strategy_factory(

@@ -18,8 +18,9 @@ DEFAULT_IDLE_END = 300.0
 
 @dataclass(frozen=True, slots=True)
 class ServeConfig:
-    """The proxy's settings. ``upstream`` is an OpenAI-compatible base URL (``.../v1``) or
-    ``local`` (the embedded model, served in-process)."""
+    """The proxy's settings. ``upstream`` is a Chat Completions base URL (``.../v1``),
+    ``anthropic:URL`` (Anthropic Messages), ``responses:URL`` (OpenAI Responses) or ``local``
+    (the embedded model, served in-process)."""
 
     upstream: str
     strategy: str = "refold"

@@ -1,30 +1,39 @@
 """A client's conversation as the proxy reads it: a system message, steps, and a hash chain.
 
-A client resends its whole conversation with every call. The proxy groups it into the steps a
+A client resends its whole conversation with every call, in its API's shape; the API's edge
+reads it into messages, and :func:`conversation_of` groups them into the steps a
 :class:`~contextfold.core.history.History` holds (a user message; or an assistant message with
 the tool results answering its calls) and hashes the chain of those steps: ``chain[k]`` stands
-for the system message and the first ``k`` steps, seeded with the session family (the
-``X-Contextfold-Session`` header, or empty). Two conversations share ``chain[k]`` exactly when
-their first ``k`` steps (and system message, and family) are the same, so a stored session
-whose whole history hashes to ``chain[k]`` is a prefix of this conversation.
+for the system message and the first ``k`` steps, seeded with the session family (a session
+header, or empty). Two conversations share ``chain[k]`` exactly when their first ``k`` steps
+(and system message, and family) are the same, so a stored session whose whole history
+hashes to ``chain[k]`` is a prefix of this conversation. Assistant messages are hashed as the
+client is shown them (``shown``: without the strategy's marker lines), so a client's copy of
+a reply matches the stored one, which keeps them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from contextfold.core.errors import MessageFormatError
-from contextfold.core.grouping import Grouped, group_steps, parse_messages
+from contextfold.core.grouping import Grouped, Labeled, group_steps, parse_messages
 from contextfold.core.messages import Message, SystemMessage, UserMessage, to_openai
 from contextfold.serve.errors import ApiError
 
-__all__ = ["Conversation", "chain_hashes", "parse_conversation"]
+__all__ = ["Conversation", "Shown", "chain_hashes", "conversation_of", "parse_conversation"]
 
 StepMessages = tuple[Message, ...]
+Shown = Callable[[Message], Message]
+"""A message as the client is shown it (see the module docstring)."""
+
+
+def _same(message: Message) -> Message:
+    return message
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,19 +46,38 @@ class Conversation:
     """``chain[k]``: hash of the family, the system message and the first ``k`` steps."""
 
 
-def parse_conversation(raw: Any, family: str) -> Conversation:
-    """Parse a request's ``messages``; raises a 400 :class:`ApiError` naming the message."""
+def parse_conversation(raw: Any, family: str, shown: Shown | None = None) -> Conversation:
+    """Parse a Chat Completions request's ``messages``; raises a 400 :class:`ApiError`
+    naming the message."""
     if not isinstance(raw, list) or not raw:
         raise ApiError(400, "'messages' must be a non-empty array", param="messages")
     try:
-        grouped = group_steps(parse_messages(raw, "messages"))
+        labeled = parse_messages(raw, "messages")
     except MessageFormatError as exc:
         raise ApiError(400, str(exc), param=exc.at or "messages") from exc
+    return conversation_of(labeled, family, shown=shown)
+
+
+def conversation_of(
+    labeled: Sequence[Labeled],
+    family: str,
+    *,
+    system: SystemMessage | None = None,
+    shown: Shown | None = None,
+    field: str = "messages",
+) -> Conversation:
+    """Group messages read from a request (labelled with their place in it) into steps and
+    hash them; a 400 :class:`ApiError` naming the message for a conversation the history
+    cannot hold."""
+    try:
+        grouped = group_steps(labeled, system=system)
+    except MessageFormatError as exc:
+        raise ApiError(400, str(exc), param=exc.at or field) from exc
     system, steps = grouped.system, grouped.steps
     _check_texts(grouped)
     if not steps:
-        raise ApiError(400, "'messages' holds no user or assistant message", param="messages")
-    return Conversation(system, steps, tuple(chain_hashes(family, system, steps)))
+        raise ApiError(400, f"'{field}' holds no user or assistant message", param=field)
+    return Conversation(system, steps, tuple(chain_hashes(family, system, steps, shown)))
 
 
 def _check_texts(grouped: Grouped) -> None:
@@ -64,20 +92,25 @@ def _check_texts(grouped: Grouped) -> None:
             400, "messages[0]: a system message needs text; this one has none", param="messages[0]"
         )
     for message, label in heads:
-        if isinstance(message, UserMessage) and not message.content.strip():
+        if isinstance(message, UserMessage) and not message.content.strip() and not message.parts:
             raise ApiError(
                 400, f"{label}: a user message needs text; this one has none", param=label
             )
 
 
 def chain_hashes(
-    family: str, system: SystemMessage | None, steps: Sequence[StepMessages]
+    family: str,
+    system: SystemMessage | None,
+    steps: Sequence[StepMessages],
+    shown: Shown | None = None,
 ) -> list[str]:
-    """``len(steps) + 1`` hashes: of the prefix with no step, one step, ... all of them."""
+    """``len(steps) + 1`` hashes: of the prefix with no step, one step, ... all of them (each
+    step's first message as ``shown`` makes it)."""
+    shown = shown or _same
     digest = _hash(b"contextfold-session\0" + family.encode() + b"\0" + _canon((system,)))
     out = [digest]
     for step in steps:
-        digest = _hash(digest.encode() + b"\0" + _canon(step))
+        digest = _hash(digest.encode() + b"\0" + _canon((shown(step[0]), *step[1:])))
         out.append(digest)
     return out
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
+from contextfold.core.messages import ToolCall
 from contextfold.serve.conversation import Conversation
 from contextfold.serve.sessions import Claim, SessionManager
 from contextfold.serve.turns import Growth, Session, Turn
@@ -55,15 +56,12 @@ class Dispatch:
         """Let a failed turn go (nothing awaited: safe from a cancelled task)."""
         self._abandon(turn.session, turn.growth)
 
-    async def call_tools(self, turn: Turn, calls: list[dict[str, Any]]) -> dict[str, str]:
+    async def call_tools(self, turn: Turn, calls: list[ToolCall]) -> dict[str, str]:
         """The answers of the strategy's tools to ``calls`` (by call id), under the lock."""
         manager = self._manager()
 
         def answer() -> dict[str, str]:
-            return {
-                c["id"]: manager.call_tool(turn, c["function"]["name"], c["function"]["arguments"])
-                for c in calls
-            }
+            return {c.id: manager.call_tool(turn, c.name, c.arguments) for c in calls}
 
         return await self.workers.run(turn.session, answer)
 

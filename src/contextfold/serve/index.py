@@ -26,6 +26,7 @@ from contextfold.core.tokens import TokenCounter
 from contextfold.serve.buffered import BufferedStore
 from contextfold.serve.conversation import Conversation, chain_hashes
 from contextfold.serve.learning import IdleEnds
+from contextfold.serve.markers import Markers, Served
 from contextfold.serve.replicas import branch_meta
 from contextfold.serve.turns import Session
 
@@ -42,9 +43,13 @@ class SessionIndex:
         counter: TokenCounter,
         *,
         ends: IdleEnds | None = None,
+        markers: Markers | None = None,
     ) -> None:
         self.store = store
         self.ends = ends
+        self.markers = markers or Markers()
+        """The strategy's marker lines: cut from replies, hashed without (:mod:`.markers`)."""
+        self.served = Served()
         """With ``serve --learn``: idle sessions are recorded as ended (:mod:`.learning`)."""
         self.make_strategy = make_strategy
         self.counter = counter
@@ -143,7 +148,7 @@ class SessionIndex:
         for step in history.steps:
             strategy.observe(step, history)
         steps = [s.messages for s in history.steps]
-        chain = chain_hashes(family, history.system, steps)
+        chain = chain_hashes(family, history.system, steps, self.markers.shown)
         session = Session(session_id, family, history, strategy, buffer, chain, len(history))
         session.folds = len(history.folds)
         self.sessions[session_id] = session

@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from contextfold.core.errors import ContextFoldError
 from contextfold.core.messages import from_openai, to_openai
 from contextfold.core.protocols import Completion, Model
+from contextfold.serve.chat_wire import ChatWire
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.upstream import Pool
 
@@ -52,12 +53,15 @@ class LocalUpstream:
         self._model: Model | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contextfold-local")
         self._busy = 0
+        self.wire = ChatWire()
 
     @property
     def name(self) -> str:
         return "local"
 
-    async def complete(self, body: dict[str, Any], auth: str | None) -> dict[str, Any]:
+    async def complete(
+        self, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
+    ) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         self._busy += 1
         try:
@@ -66,10 +70,12 @@ class LocalUpstream:
             self._busy -= 1
         return completion_body(completion, self._model.name if self._model else "local")
 
-    async def stream(self, body: dict[str, Any], auth: str | None) -> _Chunks:
-        return _Chunks(await self.complete(body, auth))
+    async def stream(
+        self, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
+    ) -> _Chunks:
+        return _Chunks(await self.complete(body, headers))
 
-    async def models(self, auth: str | None) -> dict[str, Any]:
+    async def models(self, headers: Mapping[str, str]) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         model = await loop.run_in_executor(self._pool, self._loaded)
         return {"object": "list", "data": [{"id": model.name, "object": "model"}]}
@@ -91,7 +97,7 @@ class LocalUpstream:
     def _complete(self, body: dict[str, Any]) -> Completion:
         model = self._loaded()
         try:
-            messages = [from_openai(m) for m in body["messages"]]
+            messages = [from_openai(m) for m in body["messages"]]  # no parts: sent without
         except ContextFoldError as exc:
             raise ApiError(400, str(exc), param="messages") from exc
         max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
@@ -107,7 +113,7 @@ class _Chunks:
     def __init__(self, body: dict[str, Any]) -> None:
         self._body = body
 
-    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+    async def __aiter__(self) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         body = self._body
         head = {k: body[k] for k in ("id", "created", "model")}
         head["object"] = "chat.completion.chunk"
@@ -115,10 +121,10 @@ class _Chunks:
         delta = {k: v for k, v in choice["message"].items() if v is not None}
         for i, call in enumerate(delta.get("tool_calls", ())):
             call["index"] = i
-        yield {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+        yield "", {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
         finish = {"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}
-        yield {**head, "choices": [finish]}
-        yield {**head, "choices": [], "usage": body["usage"]}
+        yield "", {**head, "choices": [finish]}
+        yield "", {**head, "choices": [], "usage": body["usage"]}
 
     async def aclose(self) -> None:
         return None

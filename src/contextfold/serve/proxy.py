@@ -1,4 +1,5 @@
-"""The proxy's work for one chat request, streamed or not (the HTTP side is in ``app``).
+"""The proxy's work for one request of any API, streamed or not (the HTTP side is in ``app``
+and the APIs' modules).
 
 A request runs in three parts: the session is claimed, extended and its view rendered
 (:mod:`~contextfold.serve.dispatch`: the claim on the session thread, the strategy's work on a
@@ -11,19 +12,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, Callable
+from dataclasses import replace
 from typing import Any
 
 import anyio
 
+from contextfold.core.messages import AssistantMessage
 from contextfold.serve.config import ServeConfig
 from contextfold.serve.dispatch import Dispatch
 from contextfold.serve.errors import ApiError
+from contextfold.serve.exchange import ClientRequest, ClientStream, ClientWriter, Delta
+from contextfold.serve.markers import MarkerFilter, Markers
 from contextfold.serve.metrics import Metrics
-from contextfold.serve.replies import reply_message, usage_numbers
-from contextfold.serve.request import ChatRequest
 from contextfold.serve.rounds import Rounds
 from contextfold.serve.sessions import SessionManager, Turn
-from contextfold.serve.streaming import Accumulator, ClientStream, Primed, sse
+from contextfold.serve.streaming import Primed
 from contextfold.serve.upstream import POOL_EXHAUSTED, Upstream
 from contextfold.serve.worker import SessionThread, SessionWorkers
 
@@ -40,9 +43,12 @@ class Proxy:
         config: ServeConfig,
         upstream: Upstream,
         open_sessions: Callable[[], SessionManager],
+        markers: Markers | None = None,
     ) -> None:
         self.config = config
         self.upstream = upstream
+        self.markers = markers or Markers()
+        """The strategy's marker lines, kept from every client (:mod:`.markers`)."""
         self.metrics = Metrics()
         self.thread = SessionThread()
         self.workers = SessionWorkers()
@@ -90,7 +96,7 @@ class Proxy:
 
     # -- one request
 
-    async def begin(self, request: ChatRequest) -> tuple[Turn, Rounds]:
+    async def begin(self, request: ClientRequest) -> tuple[Turn, Rounds]:
         """The session claimed, extended and rendered (:mod:`~contextfold.serve.dispatch`)."""
         turn = await self.dispatch.begin(request.conversation, request.family)
         self.metrics.add("prompt_tokens_received_total", turn.received_tokens)
@@ -100,67 +106,83 @@ class Proxy:
         self.metrics.add("sessions_created_total", int(turn.created))
         return turn, Rounds.start(request, turn, self.config.max_rounds)
 
-    async def complete(self, turn: Turn, rounds: Rounds, auth: str | None) -> dict[str, Any]:
-        """Non-streamed: every upstream call, then the client's completion. Committed on
-        success; the caller discards on failure."""
-        where = self.upstream.name
+    async def complete(self, turn: Turn, rounds: Rounds, writer: ClientWriter) -> dict[str, Any]:
+        """Non-streamed: every upstream call, then the client's answer. Committed on success;
+        the caller discards on failure."""
+        request, wire, where = rounds.request, self.upstream.wire, self.upstream.name
         while True:
-            reply = await self.upstream.complete(rounds.body(stream=False), auth)
-            message = reply_message(reply, where)
-            await self._after_call(turn, rounds, usage_numbers(reply.get("usage"), where))
-            if not await self._answer_own(turn, rounds, message):
+            call = rounds.call(stream=False)
+            data = await self.upstream.complete(wire.body(call), request.headers, request.query)
+            reply = wire.reply(data, call, where)
+            await self._after_call(turn, rounds, reply.usage)
+            if not await self._answer_own(turn, rounds, reply.message):
                 break
         await self.commit(turn)
-        choice = reply["choices"][0]
-        choice["message"] = final = rounds.final(message)
-        choice["finish_reason"] = rounds.finish_reason(final, choice.get("finish_reason"))
-        reply["usage"] = rounds.client_usage()
-        return reply
+        final = self._shown(rounds.final(reply.message))
+        return writer.respond(final, rounds.finish_reason(final, reply.stop), rounds.usage, reply)
 
-    async def open_stream(self, rounds: Rounds, auth: str | None) -> Primed:
-        """The next streamed upstream call, opened and its first chunk read (the first call
+    async def open_stream(self, rounds: Rounds) -> Primed:
+        """The next streamed upstream call, opened and its first event read (the first call
         before the client gets a status)."""
-        stream = await self.upstream.stream(rounds.body(stream=True), auth)
-        return await Primed.open(stream, self.upstream.name)
+        request, wire = rounds.request, self.upstream.wire
+        call = rounds.call(stream=True)
+        stream = await self.upstream.stream(wire.body(call), request.headers, request.query)
+        return await Primed.open(stream, wire.reader(call, self.upstream.name), self.upstream.name)
 
     async def stream(
-        self, turn: Turn, rounds: Rounds, auth: str | None, first: Primed
+        self, turn: Turn, rounds: Rounds, out: ClientStream, first: Primed
     ) -> AsyncGenerator[bytes, None]:
-        """Streamed: text as the upstream sends it, held tool calls at the end of the last
-        round, the finish, usage if asked, ``[DONE]``. Any failure is sent as an error event;
-        an unfinished stream (failure or hang-up) discards the turn."""
-        out = ClientStream(str(rounds.request.body["model"]))
-        committed, stream, where = False, first, self.upstream.name
+        """Streamed: text as the upstream sends it (the strategy's marker lines held back),
+        held tool calls at the end of the last round, the finish and usage. Any failure is sent
+        as an error event; an unfinished stream (failure or hang-up) discards the turn."""
+        committed, stream = False, first
+        text = self.markers.filter()
         try:
+            for event in out.start():
+                yield event
             while True:
-                acc = Accumulator(where)
                 try:
-                    async for chunk in stream:
-                        for key, text in acc.add(chunk).items():
-                            yield out.chunk({key: text})
+                    async for delta in stream:
+                        for event in _passed(out, text, delta):
+                            yield event
                 finally:
                     with anyio.CancelScope(shield=True):  # also when the client hung up
                         await stream.aclose()
-                message = acc.message()
-                await self._after_call(turn, rounds, usage_numbers(acc.usage, where))
-                if not await self._answer_own(turn, rounds, message):
+                assert stream.reader is not None
+                reply = stream.reader.reply()
+                await self._after_call(turn, rounds, reply.usage)
+                if not await self._answer_own(turn, rounds, reply.message):
                     break
-                stream = await self.open_stream(rounds, auth)
+                stream = await self.open_stream(rounds)
             await self.commit(turn)
             committed = True
-            for event in _ending(out, rounds, message, acc.finish_reason):
+            final = self._shown(rounds.final(reply.message))
+            rest = text.rest(final.content or "")
+            for event in out.delta(("text", rest)) if rest else []:
+                yield event
+            for event in out.end(final, rounds.finish_reason(final, reply.stop), rounds.usage):
                 yield event
         except ApiError as exc:
             self.failed(exc)
-            yield sse(exc.body())
+            yield out.error(exc)
         except Exception as exc:  # a defect of the proxy: logged whole, sent as an event
             _log.exception("contextfold serve: a streamed request failed")
             failure = ApiError(500, f"contextfold failed: {type(exc).__name__} (logged)")
             self.failed(failure)
-            yield sse(failure.body())
+            yield out.error(failure)
         finally:
             if not committed:
                 self.discard(turn)
+
+    def _shown(self, final: AssistantMessage) -> AssistantMessage:
+        """The reply as the client gets it: the strategy's marker lines cut (and remembered,
+        to put back when the client sends the reply again)."""
+        visible, cut = self.markers.split(final.content or "")
+        if not cut:
+            return final
+        shown = replace(final, content=visible or (None if final.tool_calls else ""))
+        self.manager.served.add(shown, cut)
+        return shown
 
     # -- the turn's ends
 
@@ -193,7 +215,7 @@ class Proxy:
         self.metrics.add("upstream_completion_tokens_total", usage["completion_tokens"])
         self.manager.record_call(turn, rounds.sent_messages(), usage)
 
-    async def _answer_own(self, turn: Turn, rounds: Rounds, message: dict[str, Any]) -> bool:
+    async def _answer_own(self, turn: Turn, rounds: Rounds, message: AssistantMessage) -> bool:
         """Answer the strategy's own tool calls in ``message``; False when there are none
         (the message is the client's)."""
         own = rounds.own_calls(message)
@@ -205,16 +227,14 @@ class Proxy:
         return True
 
 
-def _ending(
-    out: ClientStream, rounds: Rounds, message: dict[str, Any], given: str | None
-) -> list[bytes]:
-    """The events after the last round's text: a note if the client gets nothing else, the
-    client's tool calls, the finish, usage if asked, ``[DONE]``."""
-    final = rounds.final(message)
-    events = [out.chunk({"content": note})] if (note := rounds.note(message)) else []
-    if final.get("tool_calls"):
-        events.append(out.tool_calls(final["tool_calls"]))
-    events.append(out.chunk({}, rounds.finish_reason(final, given)))
-    if rounds.request.include_usage:
-        events.append(out.usage(rounds.client_usage()))
-    return [*events, sse("[DONE]")]
+def _passed(out: ClientStream, text: MarkerFilter, delta: Delta) -> list[bytes]:
+    """The client's events for one upstream delta (text through the marker filter; a block
+    after held text sends that text first)."""
+    kind, value = delta
+    if kind == "text":
+        shown = text.add(value)
+        return out.delta(("text", shown)) if shown else []
+    if kind == "block":
+        held = text.flush()
+        return [*(out.delta(("text", held)) if held else []), *out.delta(delta)]
+    return out.delta(delta)

@@ -1,47 +1,38 @@
-"""Reading a client's request: the body (size-limited JSON), its checks, its credentials."""
+"""Reading a client's request: the body (size-limited JSON), its checks, its credentials, the
+session it names; and the Chat Completions request itself (the other APIs' are read in their
+own modules)."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
 
 from contextfold.serve.body import decode_body
-from contextfold.serve.conversation import Conversation, parse_conversation
+from contextfold.serve.conversation import Shown, parse_conversation
 from contextfold.serve.errors import ApiError
+from contextfold.serve.exchange import ClientRequest
 
 __all__ = [
-    "ChatRequest",
+    "HINT_HEADERS",
     "check_token",
     "family_of",
     "has_token",
+    "json_object",
     "parse_chat",
     "read_body",
     "upstream_auth",
+    "upstream_headers",
 ]
 
 SESSION_HEADER = "x-contextfold-session"
 TOKEN_HEADER = "x-contextfold-token"
-
-
-@dataclass(frozen=True, slots=True)
-class ChatRequest:
-    """A checked ``/v1/chat/completions`` request."""
-
-    body: dict[str, Any]
-    """The client's body; ``messages`` is replaced by the view before it goes upstream."""
-    conversation: Conversation
-    family: str
-    stream: bool
-    include_usage: bool
-    tools: list[dict[str, Any]]
-
-    @property
-    def tool_names(self) -> set[str]:
-        return {t["function"]["name"] for t in self.tools}
+HINT_HEADERS = ("x-claude-code-session-id", "x-codex-window-id")
+"""Headers agents send that name their session (Claude Code's, Codex CLI's): they seed the
+session family when the client names none with ``X-Contextfold-Session``."""
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -61,16 +52,24 @@ def _too_large(limit: int) -> ApiError:
     return ApiError(413, f"the request body is over the proxy's limit of {limit:,} bytes")
 
 
-def parse_chat(data: bytes, headers: Mapping[str, str]) -> ChatRequest:
-    """Decode and check a chat request; raises a 4xx :class:`ApiError` naming the problem."""
+def json_object(data: bytes) -> dict[str, Any]:
+    """The body decoded, with a string ``model`` and a boolean ``stream`` (4xx otherwise)."""
     body = decode_body(data)
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
     if not isinstance(body.get("model"), str) or not body["model"]:
         raise ApiError(400, "'model' must be a non-empty string", param="model")
-    stream = body.get("stream", False)
-    if not isinstance(stream, bool):
+    if not isinstance(body.get("stream", False), bool):
         raise ApiError(400, "'stream' must be true or false", param="stream")
+    return body
+
+
+def parse_chat(
+    data: bytes, headers: Mapping[str, str], token: str | None = None, shown: Shown | None = None
+) -> ClientRequest:
+    """Decode and check a chat request; raises a 4xx :class:`ApiError` naming the problem."""
+    body = json_object(data)
+    stream = bool(body.get("stream", False))
     if body.get("n", 1) not in (1, None):
         raise ApiError(
             400, "'n' must be 1: the proxy keeps one history per conversation", param="n"
@@ -80,13 +79,19 @@ def parse_chat(data: bytes, headers: Mapping[str, str]) -> ChatRequest:
     family = family_of(headers)
     options = body.get("stream_options")
     include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-    return ChatRequest(
+    tools = _tools(body.get("tools"))
+    conversation = parse_conversation(body.get("messages"), family, shown)
+    return ClientRequest(
+        api="chat",
         body=body,
-        conversation=parse_conversation(body.get("messages"), family),
+        conversation=conversation,
         family=family,
         stream=stream,
+        tools=tools,
+        tool_names=frozenset(t["function"]["name"] for t in tools),
+        offer_own=body.get("tool_choice") != "none",
+        headers=upstream_headers(headers, token, "chat", "chat"),
         include_usage=include_usage,
-        tools=_tools(body.get("tools")),
     )
 
 
@@ -104,15 +109,30 @@ def _check_limit(body: dict[str, Any], key: str) -> None:
 
 
 def family_of(headers: Mapping[str, str]) -> str:
-    """The session family the client names (``X-Contextfold-Session``), or empty."""
+    """The session family the client names (``X-Contextfold-Session``), else the one its
+    agent names (:data:`HINT_HEADERS`; one with other characters is hashed), or empty."""
     value = headers.get(SESSION_HEADER, "").strip()
-    if len(value) > 200 or any(not (c.isalnum() or c in "-_.:~") for c in value):
-        raise ApiError(
-            400,
-            "X-Contextfold-Session must be at most 200 characters of letters, digits and -_.:~",
-            param="X-Contextfold-Session",
-        )
-    return value
+    if value:
+        if not _family_text(value):
+            raise ApiError(
+                400,
+                "X-Contextfold-Session must be at most 200 characters of letters, digits and -_.:~",
+                param="X-Contextfold-Session",
+            )
+        return value
+    for name in HINT_HEADERS:
+        hint = headers.get(name, "").strip()
+        if hint:
+            return hint if _family_text(hint) else _hashed(hint)
+    return ""
+
+
+def _hashed(value: str) -> str:
+    return hashlib.blake2b(value.encode("utf-8", "replace"), digest_size=12).hexdigest()
+
+
+def _family_text(value: str) -> bool:
+    return len(value) <= 200 and all(c.isascii() and (c.isalnum() or c in "-_.:~") for c in value)
 
 
 def _tools(raw: Any) -> list[dict[str, Any]]:
@@ -128,11 +148,16 @@ def _tools(raw: Any) -> list[dict[str, Any]]:
 
 
 def has_token(headers: Mapping[str, str], token: str | None) -> bool:
-    """Whether the request carries ``token`` (as ``Authorization: Bearer`` or
-    ``X-Contextfold-Token``); always with ``token`` None (auth is off)."""
+    """Whether the request carries ``token`` (as ``Authorization: Bearer``,
+    ``X-Contextfold-Token`` or an Anthropic client's ``x-api-key``); always with ``token``
+    None (auth is off)."""
     if token is None:
         return True
-    given = [headers.get(TOKEN_HEADER, ""), _bearer(headers.get("authorization", ""))]
+    given = [
+        headers.get(TOKEN_HEADER, ""),
+        _bearer(headers.get("authorization", "")),
+        headers.get("x-api-key", ""),
+    ]
     return any(g and hmac.compare_digest(g.encode(), token.encode()) for g in given)
 
 
@@ -145,6 +170,35 @@ def check_token(headers: Mapping[str, str], token: str | None) -> None:
             "'X-Contextfold-Token: TOKEN' with the token contextfold serve was given",
             code="invalid_api_key",
         )
+
+
+_PASSED = {
+    "anthropic": ("anthropic-version", "anthropic-beta"),
+    "openai": ("openai-beta", "openai-organization", "openai-project"),
+}
+
+
+def upstream_headers(
+    headers: Mapping[str, str], token: str | None, client: str, upstream: str
+) -> dict[str, str]:
+    """What goes upstream with a client's call: its own credentials (never the proxy token)
+    and its API's headers, when the upstream speaks the client's API family (Anthropic's, or
+    OpenAI's); a client's key for one provider never goes to another's server. Never kept."""
+    family = "anthropic" if client == "anthropic" else "openai"
+    if family != ("anthropic" if upstream == "anthropic" else "openai"):
+        return {}
+    out = {name: headers[name] for name in _PASSED[family] if name in headers}
+    auth = upstream_auth(headers, token)
+    if auth:
+        out["Authorization"] = auth
+    key = headers.get("x-api-key", "")
+    if family == "anthropic" and key and not _is_token(key, token):
+        out["x-api-key"] = key
+    return out
+
+
+def _is_token(value: str, token: str | None) -> bool:
+    return token is not None and hmac.compare_digest(value.encode(), token.encode())
 
 
 def upstream_auth(headers: Mapping[str, str], token: str | None) -> str | None:

@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from contextfold.serve.errors import ApiError
 
-__all__ = ["Endpoint", "ErrorShape", "Handler", "Routes", "openai_error"]
+__all__ = ["Endpoint", "ErrorShape", "Handler", "Routes", "anthropic_error", "openai_error"]
 
 Handler = Callable[[Request], Awaitable[Response]]
 ErrorShape = Callable[[ApiError], dict[str, Any]]
@@ -29,6 +29,27 @@ ErrorShape = Callable[[ApiError], dict[str, Any]]
 def openai_error(exc: ApiError) -> dict[str, Any]:
     """OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``."""
     return exc.body()
+
+
+_ANTHROPIC_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
+def anthropic_error(exc: ApiError) -> dict[str, Any]:
+    """Anthropic's shape: ``{"type": "error", "error": {"type", "message"}}``; the field at
+    fault is named at the start of the message (``messages.3.content.0: ...``)."""
+    kind = _ANTHROPIC_TYPES.get(exc.status, "api_error")
+    message = exc.message
+    if exc.param and not message.startswith(exc.param):
+        message = f"{exc.param}: {message}"
+    return {"type": "error", "error": {"type": kind, "message": message}}
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,7 @@ from contextfold.serve.conversation import Conversation
 from contextfold.serve.errors import ApiError
 from contextfold.serve.index import SessionIndex
 from contextfold.serve.learning import IdleEnds
+from contextfold.serve.markers import Markers
 from contextfold.serve.replicas import SentCall, branch_meta, shared_steps, write_branch
 from contextfold.serve.turns import Growth, Session, Turn, rebuild, tool_arguments
 
@@ -89,8 +90,9 @@ class SessionManager(SessionIndex):
         *,
         budget: int | None = None,
         ends: IdleEnds | None = None,
+        markers: Markers | None = None,
     ) -> None:
-        super().__init__(store, make_strategy, counter, ends=ends)
+        super().__init__(store, make_strategy, counter, ends=ends, markers=markers)
         self.budget = budget
         self._growing: dict[str, Session] = {}
         """Sessions with requests in flight, by the hash of the conversation they send."""
@@ -150,7 +152,8 @@ class SessionManager(SessionIndex):
 
     def _extend(self, session: Session, growth: Growth, conv: Conversation, k: int) -> Turn:
         for messages in conv.steps[len(session.history) :]:
-            step = session.history.append(*messages)
+            head = self.served.restore(messages[0])  # the marker lines the client was not shown
+            step = session.history.append(head, *messages[1:])
             session.strategy.observe(step, session.history)
         folds = self._fold(session)
         view = self._render(session)

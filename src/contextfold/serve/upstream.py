@@ -1,10 +1,11 @@
-"""The model server behind the proxy: any OpenAI-compatible URL (httpx), or the embedded model.
+"""The model server behind the proxy: a URL speaking one API (httpx), or the embedded model.
 
-An :class:`Upstream` answers a chat-completions body whole (:meth:`Upstream.complete`) or as a
-:class:`ChunkStream` of ``chat.completion.chunk`` dicts (:meth:`Upstream.stream`, which raises
-before the first chunk when the upstream refuses). Failures are
+An :class:`Upstream` answers a body of its API (its :attr:`Upstream.wire`: Chat Completions,
+Anthropic Messages or OpenAI Responses) whole (:meth:`Upstream.complete`) or as a
+:class:`ChunkStream` of server-sent events, each its name and data (:meth:`Upstream.stream`,
+which raises before the first event when the upstream refuses). Failures are
 :class:`~contextfold.serve.errors.UpstreamError` s carrying the upstream's own message. The
-client's ``Authorization`` travels with each call and is never kept.
+client's credentials travel with each call and are never kept.
 
 :class:`HttpUpstream` holds one pool of at most ``max_connections`` connections that every
 session shares (``--max-upstream-connections``); a call that finds them all busy waits
@@ -14,7 +15,7 @@ session shares (``--max-upstream-connections``); a call that finds them all busy
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -22,6 +23,7 @@ import httpx
 
 from contextfold.serve.config import redact_url
 from contextfold.serve.errors import ApiError, UpstreamError
+from contextfold.serve.exchange import Wire
 
 __all__ = ["POOL_EXHAUSTED", "ChunkStream", "HttpUpstream", "Pool", "Upstream"]
 
@@ -38,9 +40,9 @@ class Pool:
 
 
 class ChunkStream(Protocol):
-    """An open streamed reply: iterate its chunks, then close it."""
+    """An open streamed reply: iterate its events (name, data), then close it."""
 
-    def __aiter__(self) -> AsyncIterator[dict[str, Any]]: ...
+    def __aiter__(self) -> AsyncIterator[tuple[str, dict[str, Any]]]: ...
 
     async def aclose(self) -> None: ...
 
@@ -51,11 +53,20 @@ class Upstream(Protocol):
     @property
     def name(self) -> str: ...
 
-    async def complete(self, body: dict[str, Any], auth: str | None) -> dict[str, Any]: ...
+    @property
+    def wire(self) -> Wire:
+        """The API it speaks."""
+        ...
 
-    async def stream(self, body: dict[str, Any], auth: str | None) -> ChunkStream: ...
+    async def complete(
+        self, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
+    ) -> dict[str, Any]: ...
 
-    async def models(self, auth: str | None) -> dict[str, Any]: ...
+    async def stream(
+        self, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
+    ) -> ChunkStream: ...
+
+    async def models(self, headers: Mapping[str, str]) -> dict[str, Any]: ...
 
     def pool(self) -> Pool:
         """Its connections now (for ``/metrics``)."""
@@ -65,19 +76,24 @@ class Upstream(Protocol):
 
 
 class HttpUpstream:
-    """An OpenAI-compatible server at ``base_url`` (``http://host:port/v1``). Its ``name``,
-    which every message shows, is the URL with any password redacted."""
+    """A server at ``base_url`` (``http://host:port/v1``) speaking ``wire``'s API (Chat
+    Completions unless told). Its ``name``, which every message shows, is the URL with any
+    password redacted."""
 
     def __init__(
         self,
         base_url: str,
         *,
+        wire: Wire | None = None,
         timeout: float = 600.0,
         key: str | None = None,
         max_connections: int = 64,
         pool_wait: float = 5.0,
     ) -> None:
+        from contextfold.serve.chat_wire import ChatWire
+
         self.base_url = base_url.rstrip("/")
+        self.wire: Wire = wire or ChatWire()
         self.name = redact_url(self.base_url)
         self._secret = httpx.URL(self.base_url).password or None
         self._key = key
@@ -88,18 +104,16 @@ class HttpUpstream:
         deadlines = httpx.Timeout(timeout, connect=10.0, pool=pool_wait)
         self._client = httpx.AsyncClient(base_url=self.base_url, timeout=deadlines, limits=limits)
 
-    async def complete(self, body: dict[str, Any], auth: str | None) -> dict[str, Any]:
-        request = self._client.build_request(
-            "POST", "/chat/completions", json=body, headers=self._headers(auth)
-        )
-        response = await self._send(request, stream=False)
+    async def complete(
+        self, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
+    ) -> dict[str, Any]:
+        response = await self._send(self._post(body, headers, query), stream=False)
         return _json_object(response, self.name)
 
-    async def stream(self, body: dict[str, Any], auth: str | None) -> ChunkStream:
-        request = self._client.build_request(
-            "POST", "/chat/completions", json=body, headers=self._headers(auth)
-        )
-        response = await self._send(request, stream=True)
+    async def stream(
+        self, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
+    ) -> ChunkStream:
+        response = await self._send(self._post(body, headers, query), stream=True)
         media = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if media != "text/event-stream":
             try:
@@ -112,11 +126,25 @@ class HttpUpstream:
                 f"upstream {self.name} answered a streamed request with {media or 'no type'!r}, "
                 f"not an event stream: {head[:200]!r}",
             )
-        return _SSEStream(response, self.name, self._released)
+        done = "[DONE]" if self.wire.api == "chat" else None
+        return _SSEStream(response, self.name, self._released, done)
 
-    async def models(self, auth: str | None) -> dict[str, Any]:
-        request = self._client.build_request("GET", "/models", headers=self._headers(auth))
+    async def models(self, headers: Mapping[str, str]) -> dict[str, Any]:
+        request = self._client.build_request("GET", "/models", headers=self._headers(headers))
         return _json_object(await self._send(request, stream=False), self.name)
+
+    async def post(
+        self, path: str, body: dict[str, Any], headers: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """Another route of the upstream's API (``/messages/count_tokens``), answered whole."""
+        request = self._client.build_request(
+            "POST", path, json=body, headers=self._headers(headers)
+        )
+        return _json_object(await self._send(request, stream=False), self.name)
+
+    def _post(self, body: dict[str, Any], headers: Mapping[str, str], query: str) -> httpx.Request:
+        path = f"{self.wire.path}?{query}" if query else self.wire.path
+        return self._client.build_request("POST", path, json=body, headers=self._headers(headers))
 
     def pool(self) -> Pool:
         return Pool(self._in_use, self._limit)
@@ -127,10 +155,10 @@ class HttpUpstream:
     def _released(self) -> None:
         self._in_use -= 1
 
-    def _headers(self, auth: str | None) -> dict[str, str]:
-        if auth:
-            return {"Authorization": auth}
-        return {"Authorization": f"Bearer {self._key}"} if self._key else {}
+    def _headers(self, given: Mapping[str, str]) -> dict[str, str]:
+        """The client's headers for the upstream, completed by its API (the server's key when
+        the client sent none)."""
+        return self.wire.headers(dict(given), self._key)
 
     async def _send(self, request: httpx.Request, *, stream: bool) -> httpx.Response:
         """Send on a pooled connection (held, for a stream, until the stream is closed)."""
@@ -173,29 +201,45 @@ class HttpUpstream:
 
 
 class _SSEStream:
-    def __init__(self, response: httpx.Response, where: str, released: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        response: httpx.Response,
+        where: str,
+        released: Callable[[], None],
+        done: str | None,
+    ) -> None:
         self._response = response
         self._where = where
         self._released: Callable[[], None] | None = released
+        self._done = done
 
-    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
-        """The chunks up to ``[DONE]``; a stream that ends before it was cut off (502)."""
+    async def __aiter__(self) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """The events up to the ``data`` line ``done`` (``[DONE]``: a stream that ends before
+        it was cut off, a 502), or to the stream's end; an ``error`` event is a 502."""
+        event = ""
         try:
             async for line in self._response.aiter_lines():
+                if line.startswith("event:"):
+                    event = line[6:].strip()
+                    continue
                 if not line.startswith("data:"):
+                    event = event if line.strip() else ""
                     continue
                 data = line[5:].strip()
-                if data == "[DONE]":
+                if self._done is not None and data == self._done:
                     return
                 chunk = _decode_chunk(data, self._where)
-                if "error" in chunk:
+                if event == "error" or (not event and "error" in chunk):
                     raise UpstreamError(502, f"upstream {self._where}: {_message(chunk)}")
-                yield chunk
+                yield event, chunk
         except httpx.HTTPError as exc:
             raise UpstreamError(
                 502, f"upstream {self._where} failed mid-stream: {type(exc).__name__}: {exc}"
             ) from exc
-        raise UpstreamError(502, f"upstream {self._where} closed its stream before [DONE]")
+        if self._done is not None:
+            raise UpstreamError(
+                502, f"upstream {self._where} closed its stream before {self._done}"
+            )
 
     async def aclose(self) -> None:
         await self._response.aclose()

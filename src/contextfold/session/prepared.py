@@ -51,7 +51,7 @@ class Prepared:
     def of(cls, rendered: Rendered, tools: list[dict[str, Any]], history: History) -> Prepared:
         view = rendered.view
         return cls(
-            messages=[to_openai(m) for m in view.messages],
+            messages=[to_openai(m, parts=False) for m in view.messages],
             tools=tools,
             tokens=view.total_tokens,
             full_tokens=history.system_tokens + sum(s.total_tokens for s in history.steps),

@@ -1,4 +1,5 @@
-"""``full``: the ReAct baseline. Every step, verbatim, append-only; nothing elided."""
+"""``full``: the ReAct baseline. Every step, verbatim, append-only; nothing elided (so the
+whole view is settled: the next one only appends)."""
 
 from __future__ import annotations
 
@@ -40,4 +41,4 @@ class FullStrategy:
         for step in history.steps[self._seen :]:
             self._builder.add_step(step)
         self._seen = len(history)
-        return self._builder.build(self.name)
+        return self._builder.build(self.name, settled=len(self._builder.messages))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["INSTRUCTIONS", "MAX_STALE_ITEMS", "Markers", "parse_markers"]
+__all__ = ["INSTRUCTIONS", "MAX_STALE_ITEMS", "Markers", "parse_markers", "split_markers"]
 
 INSTRUCTIONS = (
     "[Context note from the runtime, not from the user] Tool outputs from here on are "
@@ -62,6 +62,22 @@ def parse_markers(text: str | None) -> Markers:
         return Markers(progress, frozenset(), False)
     steps, ignored = _parse_stale(stale)
     return Markers(progress, steps or frozenset(), steps is None, ignored)
+
+
+def split_markers(text: str) -> tuple[str, str]:
+    """``text`` without the block of marker lines that ends it (and the blank space before
+    that block), and that block: ``shown + markers == text``; ``(text, "")`` without one."""
+    lines = text.splitlines(keepends=True)
+    start = None
+    for i in range(len(lines) - 1, -1, -1):
+        if _marker(lines[i]) is not None:
+            start = i
+        elif lines[i].strip():
+            break
+    if start is None:
+        return text, ""
+    cut = len("".join(lines[:start]).rstrip())
+    return text[:cut], text[cut:]
 
 
 def _final_markers(text: str) -> list[tuple[str, str]]:

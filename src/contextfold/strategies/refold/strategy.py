@@ -20,6 +20,7 @@ from contextfold.core.view import Elision, Provenance, RestorePath, View
 from contextfold.strategies.refold import weigh
 from contextfold.strategies.refold.config import RefoldConfig
 from contextfold.strategies.refold.cost import CostRule
+from contextfold.strategies.refold.markers import split_markers
 from contextfold.strategies.refold.prefix import (
     Entry,
     Operators,
@@ -139,6 +140,10 @@ class RefoldStrategy:
         self._tail.forget()  # upstream may change any step between calls
         self._settled.compare(groups)
         return self._render(history, budget, lambda i: groups.get(i, []))
+
+    def split_markers(self, text: str) -> tuple[str, str]:
+        """The reply as a client is shown it, and the PROGRESS/STALE lines that end it."""
+        return split_markers(text)
 
     def compact(self, history: History, budget: int) -> bool:
         """Nothing to do: ``render`` advances as far as a budget needs (forced_compactions)."""
@@ -306,6 +311,7 @@ class RefoldStrategy:
                 *self._trims.elisions(self._observed),
             ),
             strategy=self.name,
+            settled=len(p.messages),
         )
 
     def _tail_tokens(self, start: int, entries: Entries, labels: bool) -> int:

@@ -1,0 +1,134 @@
+"""Anthropic's Messages API at the proxy: ``POST /v1/messages`` (streamed or not) and ``POST
+/v1/messages/count_tokens``, errors in Anthropic's shape.
+
+A request is read into the conversation's messages (:mod:`.anthropic_read`; its
+``cache_control`` markers kept apart), the strategy renders its view, and the view goes to an
+Anthropic upstream as a Messages body with the client's options, tools, query
+(``?beta=true``), ``anthropic-version``, ``anthropic-beta`` and ``x-api-key`` as it sent
+them, or translated to a Chat Completions upstream (:mod:`.translate`). ``count_tokens`` is
+the upstream's own count with an Anthropic upstream, else the proxy's count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from contextfold.core.tokens import count_messages
+from contextfold.serve.answer import answer
+from contextfold.serve.anthropic_cache import Marks
+from contextfold.serve.anthropic_client import AnthropicWriter
+from contextfold.serve.anthropic_read import read_messages, read_system
+from contextfold.serve.conversation import Shown, conversation_of
+from contextfold.serve.errors import ApiError
+from contextfold.serve.exchange import ClientRequest
+from contextfold.serve.proxy import Proxy
+from contextfold.serve.request import family_of, json_object, read_body, upstream_headers
+from contextfold.serve.routes import Endpoint, anthropic_error
+from contextfold.serve.upstream import HttpUpstream
+
+__all__ = ["anthropic_endpoints", "parse_messages_request"]
+
+
+def anthropic_endpoints(proxy: Proxy) -> list[Endpoint]:
+    async def messages(request: Request) -> Response:
+        parsed = await _parse(proxy, request, count=False)
+        return await answer(proxy, parsed, AnthropicWriter(parsed))
+
+    async def count(request: Request) -> Response:
+        parsed = await _parse(proxy, request, count=True)
+        upstream = proxy.upstream
+        if isinstance(upstream, HttpUpstream) and upstream.wire.api == "anthropic":
+            body = {k: v for k, v in parsed.body.items() if k not in ("stream", "max_tokens")}
+            counted = await upstream.post("/messages/count_tokens", body, parsed.headers)
+            return JSONResponse(counted)
+        return JSONResponse({"input_tokens": _count(proxy, parsed)})
+
+    return [
+        Endpoint("POST", "/v1/messages", messages, errors=anthropic_error, counted=True),
+        Endpoint("POST", "/v1/messages/count_tokens", count, errors=anthropic_error),
+    ]
+
+
+async def _parse(proxy: Proxy, request: Request, *, count: bool) -> ClientRequest:
+    data = await read_body(request, proxy.config.max_body)
+    token, shown, api = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.api
+    query = request.url.query if api == "anthropic" else ""
+
+    def parse() -> ClientRequest:
+        return parse_messages_request(
+            data, request.headers, token=token, shown=shown, upstream=api, count=count, query=query
+        )
+
+    return await anyio.to_thread.run_sync(parse)  # off the loop: a body may be large
+
+
+def parse_messages_request(
+    data: bytes,
+    headers: Mapping[str, str],
+    *,
+    token: str | None = None,
+    shown: Shown | None = None,
+    upstream: str = "anthropic",
+    count: bool = False,
+    query: str = "",
+) -> ClientRequest:
+    """A checked Messages request; a 4xx :class:`ApiError` naming the field otherwise."""
+    body = json_object(data)
+    if not count:
+        _check_max_tokens(body.get("max_tokens"))
+    marks = Marks()
+    system = read_system(body.get("system"), marks)
+    labeled = read_messages(body.get("messages"), marks)
+    tools = _tools(body.get("tools"), marks)
+    family = family_of(headers)
+    conversation = conversation_of(labeled, family, system=system, shown=shown)
+    marks.locate(conversation.steps)
+    choice = body.get("tool_choice")
+    return ClientRequest(
+        api="anthropic",
+        body=body,
+        conversation=conversation,
+        family=family,
+        stream=bool(body.get("stream", False)),
+        tools=tools,
+        tool_names=frozenset(str(t.get("name", "")) for t in tools),
+        offer_own=not (isinstance(choice, dict) and choice.get("type") == "none"),
+        headers=upstream_headers(headers, token, "anthropic", upstream),
+        query=query,
+        marks=marks,
+    )
+
+
+def _check_max_tokens(value: Any) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ApiError(
+            400,
+            f"max_tokens: a whole number of at least 1 is required, got {value!r}",
+            param="max_tokens",
+        )
+
+
+def _tools(raw: Any, marks: Marks) -> list[dict[str, Any]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ApiError(400, "tools: must be an array of tools", param="tools")
+    for i, tool in enumerate(raw):
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"]:
+            raise ApiError(400, f"tools.{i}: a tool needs a name", param=f"tools.{i}")
+        marks.tools += "cache_control" in tool
+    return list(raw)
+
+
+def _count(proxy: Proxy, request: ClientRequest) -> int:
+    """The request's tokens as the proxy counts them (its history's counter)."""
+    conversation = request.conversation
+    messages = [m for step in conversation.steps for m in step]
+    if conversation.system is not None:
+        messages.insert(0, conversation.system)
+    return sum(count_messages(proxy.manager.counter, messages))

@@ -1,0 +1,156 @@
+"""The answer an Anthropic Messages client gets: a ``message``, or its event stream.
+
+Streamed, the events are Anthropic's: ``message_start``, ``ping``, then each content block as
+``content_block_start`` / ``content_block_delta`` / ``content_block_stop`` (text as the
+upstream sends it; a thinking or server-tool block whole, with its signature, when the
+upstream is Anthropic's too; the client's tool calls at the end of the last round), then
+``message_delta`` (stop reason and usage, summed over every upstream call) and
+``message_stop``; a failure is an ``error`` event.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from contextfold.core.messages import AssistantMessage
+from contextfold.serve.anthropic_write import API, assistant_blocks, tool_input
+from contextfold.serve.errors import ApiError
+from contextfold.serve.exchange import ClientRequest, Delta, Reply
+from contextfold.serve.layout import layout_of
+from contextfold.serve.routes import anthropic_error
+from contextfold.serve.streaming import sse
+
+__all__ = ["AnthropicStream", "AnthropicWriter", "anthropic_stop", "anthropic_usage"]
+
+_STOPS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+
+
+def anthropic_stop(stop: str) -> str:
+    return _STOPS.get(stop, stop)
+
+
+def anthropic_usage(usage: dict[str, int]) -> dict[str, int]:
+    """A call's usage in Anthropic's form (input counted apart from cache reads and writes)."""
+    read, written = usage.get("cached_tokens", 0), usage.get("cache_write_tokens", 0)
+    return {
+        "input_tokens": max(0, usage.get("prompt_tokens", 0) - read - written),
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": read,
+        "output_tokens": usage.get("completion_tokens", 0),
+    }
+
+
+class AnthropicWriter:
+    """Messages answers to ``request``."""
+
+    def __init__(self, request: ClientRequest) -> None:
+        self.request = request
+
+    def respond(
+        self, final: AssistantMessage, stop: str, usage: dict[str, int], last: Reply
+    ) -> dict[str, Any]:
+        raw = last.raw if last.raw is not None and last.raw.get("type") == "message" else {}
+        return {
+            "id": raw.get("id") or _id(),
+            "type": "message",
+            "role": "assistant",
+            "model": raw.get("model") or self.request.body["model"],
+            "content": assistant_blocks(final, layout_of(final, API) or {}),
+            "stop_reason": anthropic_stop(stop),
+            "stop_sequence": raw.get("stop_sequence"),
+            "usage": anthropic_usage(usage),
+        }
+
+    def stream(self) -> AnthropicStream:
+        return AnthropicStream(self.request)
+
+
+def _id() -> str:
+    return f"msg_{uuid.uuid4().hex[:24]}"
+
+
+class AnthropicStream:
+    """The events of one streamed answer (one message across every round)."""
+
+    def __init__(self, request: ClientRequest) -> None:
+        self.request = request
+        self._index = 0
+        self._text_open = False
+
+    def start(self) -> list[bytes]:
+        message = {
+            "id": _id(),
+            "type": "message",
+            "role": "assistant",
+            "model": self.request.body["model"],
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }
+        return [_event("message_start", message=message), _event("ping")]
+
+    def delta(self, delta: Delta) -> list[bytes]:
+        kind, value = delta
+        if kind == "text":
+            out = [] if self._text_open else self._open({"type": "text", "text": ""})
+            self._text_open = True
+            delta_event = {"type": "text_delta", "text": value}
+            return [*out, _event("content_block_delta", index=self._index, delta=delta_event)]
+        if kind == "block" and isinstance(value, dict):
+            return [*self._close_text(), *self._block(value)]
+        return []  # reasoning text of another API: not a signed thinking block
+
+    def end(self, final: AssistantMessage, stop: str, usage: dict[str, int]) -> list[bytes]:
+        events = self._close_text()
+        for call in final.tool_calls:
+            block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+            arguments = json.dumps(tool_input(call.arguments), ensure_ascii=False)
+            events += self._open(block)
+            json_delta = {"type": "input_json_delta", "partial_json": arguments}
+            events.append(_event("content_block_delta", index=self._index, delta=json_delta))
+            events += self._close()
+        delta = {"stop_reason": anthropic_stop(stop), "stop_sequence": None}
+        events.append(_event("message_delta", delta=delta, usage=anthropic_usage(usage)))
+        events.append(_event("message_stop"))
+        return events
+
+    def error(self, exc: ApiError) -> bytes:
+        return sse(anthropic_error(exc), "error")
+
+    def _block(self, block: dict[str, Any]) -> list[bytes]:
+        kind = block.get("type")
+        if kind == "thinking":
+            events = self._open({"type": "thinking", "thinking": "", "signature": ""})
+            for delta in (
+                {"type": "thinking_delta", "thinking": block.get("thinking", "")},
+                {"type": "signature_delta", "signature": block.get("signature", "")},
+            ):
+                events.append(_event("content_block_delta", index=self._index, delta=delta))
+            return events + self._close()
+        if "input" in block:  # server tool use: its input as a JSON delta
+            events = self._open({**block, "input": {}})
+            json_delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            events.append(_event("content_block_delta", index=self._index, delta=json_delta))
+            return events + self._close()
+        return self._open(block) + self._close()
+
+    def _open(self, block: dict[str, Any]) -> list[bytes]:
+        return [_event("content_block_start", index=self._index, content_block=block)]
+
+    def _close(self) -> list[bytes]:
+        event = _event("content_block_stop", index=self._index)
+        self._index += 1
+        return [event]
+
+    def _close_text(self) -> list[bytes]:
+        if not self._text_open:
+            return []
+        self._text_open = False
+        return self._close()
+
+
+def _event(kind: str, **data: Any) -> bytes:
+    return sse({"type": kind, **data}, kind)

@@ -1,0 +1,109 @@
+"""The answer a Chat Completions client gets: a ``chat.completion``, or its chunks.
+
+Text (and reasoning) go out as the upstream sends them; the client's tool calls, held until the
+last round ends, go in one chunk before the finish chunk; usage (summed over every upstream
+call) when the client asked for it; then ``[DONE]``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from contextfold.core.messages import AssistantMessage, to_openai
+from contextfold.serve.errors import ApiError
+from contextfold.serve.exchange import ClientRequest, Delta, Reply
+from contextfold.serve.streaming import sse
+
+__all__ = ["ChatStream", "ChatWriter", "chat_usage"]
+
+
+def chat_usage(usage: dict[str, int]) -> dict[str, Any]:
+    """Usage in OpenAI's form."""
+    prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": usage.get("cached_tokens", 0)},
+    }
+
+
+def _message(final: AssistantMessage, given: dict[str, Any]) -> dict[str, Any]:
+    """The client's message: the upstream's own (its extra fields kept), the final's text and
+    calls in it."""
+    out = {k: v for k, v in given.items() if k != "tool_calls"}
+    out.update(to_openai(final, parts=False))
+    return out
+
+
+class ChatWriter:
+    """Chat Completions answers to ``request``."""
+
+    def __init__(self, request: ClientRequest) -> None:
+        self.request = request
+
+    def respond(
+        self, final: AssistantMessage, stop: str, usage: dict[str, int], last: Reply
+    ) -> dict[str, Any]:
+        raw = last.raw if last.raw is not None and "choices" in last.raw else None
+        reply = dict(raw) if raw is not None else _head(self.request, "chat.completion")
+        given = raw["choices"][0].get("message") or {} if raw is not None else {}
+        choice = {"index": 0, "message": _message(final, given), "finish_reason": stop}
+        reply["choices"] = [choice]
+        reply["usage"] = chat_usage(usage)
+        return reply
+
+    def stream(self) -> ChatStream:
+        return ChatStream(self.request)
+
+
+def _head(request: ClientRequest, kind: str) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": kind,
+        "created": int(time.time()),
+        "model": str(request.body.get("model", "")),
+    }
+
+
+class ChatStream:
+    """The chunks of the one completion the client sees (one id across every round)."""
+
+    def __init__(self, request: ClientRequest) -> None:
+        self.request = request
+        self._head = _head(request, "chat.completion.chunk")
+        self._role_sent = False
+
+    def start(self) -> list[bytes]:
+        return []
+
+    def delta(self, delta: Delta) -> list[bytes]:
+        kind, value = delta
+        if kind == "text":
+            return [self._chunk({"content": value})]
+        if kind == "reasoning":
+            return [self._chunk({"reasoning_content": value})]
+        return []
+
+    def end(self, final: AssistantMessage, stop: str, usage: dict[str, int]) -> list[bytes]:
+        events = []
+        if final.tool_calls:
+            calls = to_openai(final, parts=False)["tool_calls"]
+            indexed = [{"index": i, **c} for i, c in enumerate(calls)]
+            events.append(self._chunk({"tool_calls": indexed}))
+        events.append(self._chunk({}, stop))
+        if self.request.include_usage:
+            events.append(sse({**self._head, "choices": [], "usage": chat_usage(usage)}))
+        return [*events, sse("[DONE]")]
+
+    def error(self, exc: ApiError) -> bytes:
+        return sse(exc.body())
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        if not self._role_sent:
+            delta = {"role": "assistant", **delta}
+            self._role_sent = True
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return sse({**self._head, "choices": [choice]})

@@ -1,0 +1,135 @@
+"""A client's layout of one message, kept as a part so the message is written back as it came.
+
+The API edges (:mod:`.anthropic_history`, :mod:`.responses_history`) read each message's
+blocks (or items) into one of the four message kinds: its text joined into ``content``, its
+calls into ``tool_calls``, and everything else kept. What the message kind cannot say (how the
+text was split into blocks, a thinking block, an image, an item's id) is its *template*: the
+client's own JSON with each text replaced by its length (an int where the API has a string:
+``{"type": "text", "text": 12}``), each call by ``{"$call": k}`` beside the call's other keys,
+and each block kept whole (a thinking block, an image) as ``{"$raw": block}``.
+A message whose template is the canonical one (one text block, then its calls) carries none.
+
+Writing back, :func:`fill` puts the message's text into the template's places: split as before
+when the text still starts with the text the template was made from (anything the strategy
+appended goes to the last place), else the whole text in the first place and the others empty
+(a stubbed or relabelled result: its images stay, its text is the strategy's).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from contextfold.core.messages import Message, ToolCall
+from contextfold.core.parts import Part
+
+__all__ = ["TEXT_KEYS", "fill", "layout_of", "layout_part", "placed_calls"]
+
+TEXT_KEYS = ("text", "content", "output")
+"""Keys whose string value may be a text place (an int in a template)."""
+
+BuildCall = Callable[[ToolCall, dict[str, Any]], dict[str, Any]]
+"""The API's block for one call, given the template's other keys of it."""
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def layout_part(
+    api: str, template: Any, text: str, *, shown: str = "", tokens: int = 0, **more: Any
+) -> Part:
+    """The layout part of a message whose text is ``text``: ``shown`` is what its kept
+    blocks add to the message's text, ``tokens`` what they add beyond it (images); ``more``
+    are the API's own notes (where a client message began)."""
+    value = {"t": template, "h": _digest(text), **more}
+    return Part.of(f"{api}:layout", value, text=shown, tokens=tokens)
+
+
+def layout_of(message: Message, api: str) -> dict[str, Any] | None:
+    """The layout a message carries for ``api`` (None: write it the canonical way)."""
+    for part in message.parts:
+        if part.kind == f"{api}:layout":
+            value = part.value()
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def fill(layout: dict[str, Any], text: str, calls: Sequence[ToolCall], build: BuildCall) -> Any:
+    """The layout's template with the message's text and calls put in (see the module
+    docstring); a call the template has no place for is left to the caller, and a place for
+    a call the message no longer has becomes None."""
+    template = layout["t"]
+    pieces = _pieces(text, _places(template), str(layout.get("h", "")))
+    return _put(template, iter(pieces), calls, build)
+
+
+def _places(template: Any) -> list[int]:
+    out: list[int] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict) and "$raw" not in node:
+            for key, value in node.items():
+                if key in TEXT_KEYS and isinstance(value, int) and not isinstance(value, bool):
+                    out.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(template)
+    return out
+
+
+def _pieces(text: str, places: list[int], digest: str) -> list[str]:
+    if not places:
+        return []
+    total = sum(places)
+    if len(text) >= total and _digest(text[:total]) == digest:
+        pieces, start = [], 0
+        for n in places:
+            pieces.append(text[start : start + n])
+            start += n
+        pieces[-1] += text[total:]
+        return pieces
+    return [text] + [""] * (len(places) - 1)
+
+
+def _put(node: Any, pieces: Any, calls: Sequence[ToolCall], build: BuildCall) -> Any:
+    if isinstance(node, list):
+        return [_put(item, pieces, calls, build) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$raw" in node:
+        return node["$raw"]
+    if "$call" in node:
+        k = node["$call"]
+        extra = {key: v for key, v in node.items() if key != "$call"}
+        return build(calls[k], extra) if isinstance(k, int) and k < len(calls) else None
+    out = {}
+    for key, value in node.items():
+        if key in TEXT_KEYS and isinstance(value, int) and not isinstance(value, bool):
+            out[key] = next(pieces)
+        else:
+            out[key] = _put(value, pieces, calls, build)
+    return out
+
+
+def placed_calls(template: Any) -> int:
+    """How many calls a template has places for."""
+    count = 0
+
+    def walk(node: Any) -> None:
+        nonlocal count
+        if isinstance(node, dict) and "$raw" not in node:
+            count += "$call" in node
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(template)
+    return count

@@ -1,0 +1,159 @@
+"""OpenAI's Responses API at the proxy: ``POST /v1/responses`` (streamed or not), ``GET`` and
+``DELETE /v1/responses/{id}``, errors in OpenAI's shape.
+
+A request's ``instructions`` and ``input`` (a string, or items: messages, function, custom and
+local-shell calls and their outputs, reasoning) are read into the conversation's messages
+(:mod:`.responses_read`); with ``previous_response_id`` the input starts with everything that
+response continued (:mod:`.responses_store`), so a client that sends only its new input
+continues its session. The view goes to a Responses upstream as a stateless Responses body
+with the client's options and tools, or translated to a Chat Completions upstream
+(:mod:`.translate`). ``POST /v1/responses/compact`` (Codex's remote compaction) is not served:
+the proxy manages the context itself, and says so in a 404 the client can read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from contextfold.core.messages import SystemMessage
+from contextfold.serve.answer import answer
+from contextfold.serve.conversation import Shown, conversation_of
+from contextfold.serve.errors import ApiError
+from contextfold.serve.exchange import ClientRequest
+from contextfold.serve.proxy import Proxy
+from contextfold.serve.request import family_of, json_object, read_body, upstream_headers
+from contextfold.serve.responses_client import ResponsesWriter
+from contextfold.serve.responses_read import read_input
+from contextfold.serve.responses_store import ResponseStore, Stored
+from contextfold.serve.routes import Endpoint
+
+__all__ = ["parse_responses_request", "responses_endpoints"]
+
+_KINDS = {"custom": "custom_tool_call", "local_shell": "local_shell_call"}
+
+
+def responses_endpoints(proxy: Proxy, store: ResponseStore) -> list[Endpoint]:
+    async def create(request: Request) -> Response:
+        data = await read_body(request, proxy.config.max_body)
+        token, shown, api = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.api
+
+        def parse() -> ClientRequest:
+            return parse_responses_request(
+                data, request.headers, store, token=token, shown=shown, upstream=api
+            )
+
+        parsed = await anyio.to_thread.run_sync(parse)  # off the loop: a body may be large
+        return await answer(proxy, parsed, ResponsesWriter(parsed, _keeper(parsed, store)))
+
+    async def get(request: Request) -> Response:
+        return JSONResponse(store.get(_id(request)).response)
+
+    async def delete(request: Request) -> Response:
+        response_id = _id(request)
+        store.get(response_id)  # a 404 when unknown
+        store.delete(response_id)
+        return JSONResponse({"id": response_id, "object": "response.deleted", "deleted": True})
+
+    async def compact(request: Request) -> Response:
+        raise ApiError(
+            404,
+            "POST /v1/responses/compact is not served: contextfold serve manages the context "
+            "itself (its strategy renders every call's view), so compact locally or not at all",
+            code="not_served",
+        )
+
+    return [
+        Endpoint("POST", "/v1/responses", create, counted=True),
+        Endpoint("POST", "/v1/responses/compact", compact),
+        Endpoint("GET", "/v1/responses/{response_id}", get),
+        Endpoint("DELETE", "/v1/responses/{response_id}", delete),
+    ]
+
+
+def _id(request: Request) -> str:
+    return str(request.path_params["response_id"])
+
+
+def _keeper(request: ClientRequest, store: ResponseStore) -> Any:
+    """Keeps a finished response, unless the client said ``store: false``."""
+    previous = request.body.get("previous_response_id")
+    new_input = _new_input(request.body.get("input"))
+
+    def keep(response: dict[str, Any]) -> None:
+        if request.body.get("store", True) is not False:
+            store.put(Stored(previous, new_input, response))
+
+    return keep
+
+
+def _new_input(raw: Any) -> list[dict[str, Any]]:
+    if isinstance(raw, str):
+        return [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": raw}]}
+        ]
+    return list(raw or [])
+
+
+def parse_responses_request(
+    data: bytes,
+    headers: Mapping[str, str],
+    store: ResponseStore,
+    *,
+    token: str | None = None,
+    shown: Shown | None = None,
+    upstream: str = "responses",
+) -> ClientRequest:
+    """A checked Responses request; a 4xx :class:`ApiError` naming the field otherwise."""
+    body = json_object(data)
+    previous = body.get("previous_response_id")
+    if previous is not None and not isinstance(previous, str):
+        raise ApiError(400, "'previous_response_id' must be a string", param="previous_response_id")
+    labeled = read_input(store.items(previous), "previous_response_id") if previous else []
+    if body.get("input") is None and not previous:
+        raise ApiError(400, "'input' is required", param="input")
+    labeled += read_input(body.get("input") or [], "input")
+    instructions = body.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise ApiError(400, "'instructions' must be a string", param="instructions")
+    tools = _tools(body.get("tools"))
+    family = family_of(headers)
+    system = SystemMessage(instructions) if instructions else None
+    conversation = conversation_of(labeled, family, system=system, shown=shown, field="input")
+    return ClientRequest(
+        api="responses",
+        body=body,
+        conversation=conversation,
+        family=family,
+        stream=bool(body.get("stream", False)),
+        tools=tools,
+        tool_names=frozenset(_name(t) for t in tools),
+        offer_own=body.get("tool_choice") != "none",
+        headers=upstream_headers(headers, token, "responses", upstream),
+        call_kinds={_name(t): _KINDS[t["type"]] for t in tools if t.get("type") in _KINDS},
+    )
+
+
+def _tools(raw: Any) -> list[dict[str, Any]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ApiError(400, "'tools' must be an array", param="tools")
+    for i, tool in enumerate(raw):
+        if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
+            raise ApiError(400, f"tools[{i}] must be a tool with a type", param=f"tools[{i}]")
+        if tool["type"] in ("function", "custom") and not (
+            isinstance(tool.get("name"), str) and tool["name"]
+        ):
+            raise ApiError(
+                400, f"tools[{i}]: a {tool['type']} tool needs a name", param=f"tools[{i}]"
+            )
+    return list(raw)
+
+
+def _name(tool: dict[str, Any]) -> str:
+    return "local_shell" if tool.get("type") == "local_shell" else str(tool.get("name") or "")

@@ -1,0 +1,130 @@
+"""An OpenAI Responses upstream: the view written as a Responses body (stateless: the whole
+input each time, with the client's options and tools as it sent them); replies, whole or
+streamed as Responses events, read back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from contextfold.serve.chat_wire import bearer
+from contextfold.serve.errors import ApiError, UpstreamError
+from contextfold.serve.exchange import Api, Call, Delta, Reply
+from contextfold.serve.responses_read import read_output
+from contextfold.serve.responses_write import write_input
+
+__all__ = ["ResponsesReader", "ResponsesWire", "read_response"]
+
+_OWN = ("input", "instructions", "previous_response_id", "stream", "tools")
+_MODEL_ITEMS = ("message", "function_call", "custom_tool_call", "local_shell_call")
+
+
+class ResponsesWire:
+    """The OpenAI Responses API as an upstream's (for Responses requests)."""
+
+    api: Api = "responses"
+    path = "/responses"
+
+    def body(self, call: Call) -> dict[str, Any]:
+        request = call.request
+        body = {k: v for k, v in request.body.items() if k not in _OWN}
+        instructions, items = write_input(call.messages, request.call_kinds)
+        if instructions is not None:
+            body["instructions"] = instructions
+        body["input"] = items
+        tools = [*request.tools, *(_tool(t) for t in call.own_tools)]
+        if tools:
+            body["tools"] = tools
+        if call.stream:
+            body["stream"] = True
+        return body
+
+    def reply(self, data: dict[str, Any], call: Call, where: str) -> Reply:
+        return read_response(data, where)
+
+    def reader(self, call: Call, where: str) -> ResponsesReader:
+        return ResponsesReader(where)
+
+    def headers(self, given: dict[str, str], key: str | None) -> dict[str, str]:
+        return bearer(given, key)
+
+
+def _tool(schema: dict[str, Any]) -> dict[str, Any]:
+    fn = schema["function"]
+    tool = {
+        "type": "function",
+        "name": fn["name"],
+        "parameters": fn.get("parameters") or {"type": "object"},
+        "strict": False,
+    }
+    return {**tool, "description": fn["description"]} if fn.get("description") else tool
+
+
+def read_response(data: dict[str, Any], where: str) -> Reply:
+    """A response object as a reply: its output as the assistant message, its usage, why it
+    ended."""
+    if data.get("status") == "failed" or data.get("error"):
+        raise UpstreamError(502, f"upstream {where} failed the response: {data.get('error')}")
+    try:
+        message = read_output(data.get("output") or [], "output")
+    except ApiError as exc:
+        raise UpstreamError(
+            502, f"upstream {where} answered a response whose {exc.message}"
+        ) from exc
+    given = data.get("usage")
+    usage: dict[str, Any] = given if isinstance(given, dict) else {}
+    details = usage.get("input_tokens_details") or {}
+    counts = {
+        "prompt_tokens": usage.get("input_tokens") or 0,
+        "cached_tokens": details.get("cached_tokens") or 0,
+        "completion_tokens": usage.get("output_tokens") or 0,
+    }
+    if not all(isinstance(v, int) and v >= 0 for v in counts.values()):
+        raise UpstreamError(
+            502, f"upstream {where} answered a usage that is not counts: {usage!r:.200}"
+        )
+    incomplete = (data.get("incomplete_details") or {}).get("reason")
+    stop = (
+        "length"
+        if incomplete == "max_output_tokens"
+        else ("tool_calls" if message.tool_calls else "stop")
+    )
+    return Reply(message, counts, stop, data)
+
+
+@dataclass(slots=True)
+class ResponsesReader:
+    """One streamed response: text deltas passed on, other items whole as they finish, the
+    reply from the final ``response.completed`` (or ``incomplete``) event."""
+
+    where: str
+    final: dict[str, Any] | None = None
+
+    def add(self, event: str, data: dict[str, Any]) -> list[Delta]:
+        kind = data.get("type", event)
+        if kind == "response.output_text.delta":
+            text = data.get("delta")
+            return [("text", text)] if isinstance(text, str) and text else []
+        if kind == "response.output_item.done":
+            item = data.get("item")
+            if isinstance(item, dict) and item.get("type") not in _MODEL_ITEMS:
+                return [("block", item)]
+        elif kind in ("response.completed", "response.incomplete"):
+            response = data.get("response")
+            if not isinstance(response, dict):
+                raise UpstreamError(
+                    502, f"upstream {self.where} streamed {kind} without a response"
+                )
+            self.final = response
+        elif kind == "response.failed":
+            error = (data.get("response") or {}).get("error")
+            raise UpstreamError(502, f"upstream {self.where} failed the response: {error}")
+        return []
+
+    def reply(self) -> Reply:
+        if self.final is None:
+            raise UpstreamError(
+                502, f"upstream {self.where} ended its stream before response.completed"
+            )
+        return read_response(self.final, self.where)

@@ -1,0 +1,160 @@
+"""Anthropic Messages and OpenAI Responses requests sent to a Chat Completions upstream.
+
+The conversation is the same in every API (:mod:`.exchange`); what differs is the rest of a
+request: its options, its tools and its ``tool_choice``. Those a Chat Completions server has
+are translated (``max_tokens``, ``temperature``, ``top_p``, stop sequences, function tools, a
+JSON-schema output format). A tool that runs on the provider's own servers (Anthropic's or
+OpenAI's web search, which Codex always offers) cannot be given to a Chat Completions server:
+it is left out of the upstream's tools, and the proxy logs it once per kind. A Responses
+custom tool (free-form text input, as Codex's ``apply_patch``) becomes a function taking one
+string ``input``, and its calls are read back as text; ``local_shell`` becomes a function
+taking the action. The model's reply is read back into the one conversation model.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from contextfold.core.messages import AssistantMessage, Message, ToolCall, to_openai
+from contextfold.serve.exchange import ClientRequest
+
+__all__ = ["chat_base", "chat_messages", "chat_tools", "from_chat"]
+
+_log = logging.getLogger(__name__)
+_LOGGED: set[str] = set()
+
+_SHELL = {
+    "type": "object",
+    "properties": {
+        "type": {"type": "string", "enum": ["exec"]},
+        "command": {"type": "array", "items": {"type": "string"}},
+        "workdir": {"type": "string"},
+        "timeout_ms": {"type": "integer"},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}},
+    },
+    "required": ["type", "command"],
+}
+_TEXT_INPUT = {
+    "type": "object",
+    "properties": {"input": {"type": "string", "description": "the tool's whole input"}},
+    "required": ["input"],
+}
+
+
+_RESPONSES_TOOLS = ("function", "custom", "local_shell")
+
+
+def chat_tools(request: ClientRequest) -> list[dict[str, Any]]:
+    """The client's tools as Chat Completions function tools (those a Chat Completions
+    server can be given)."""
+    if request.api == "chat":
+        return list(request.tools)
+    out = []
+    for tool in request.tools:
+        kind = tool.get("type")
+        if kind in _RESPONSES_TOOLS if request.api == "responses" else kind in (None, "custom"):
+            out.append(_function(request.api, tool))
+        elif kind not in _LOGGED:
+            _LOGGED.add(str(kind))
+            _log.warning(
+                "contextfold serve: a %r tool runs on the provider's servers; a Chat Completions "
+                "upstream is not given it (logged once)",
+                kind,
+            )
+    return out
+
+
+def _function(api: str, tool: dict[str, Any]) -> dict[str, Any]:
+    if api == "anthropic":
+        fn = {"name": tool["name"], "parameters": tool.get("input_schema") or {"type": "object"}}
+    elif tool["type"] == "local_shell":
+        fn = {"name": "local_shell", "parameters": _SHELL, "description": "Run a command."}
+    elif tool["type"] == "custom":
+        fn = {"name": tool["name"], "parameters": _TEXT_INPUT}
+    else:
+        fn = {"name": tool["name"], "parameters": tool.get("parameters") or {"type": "object"}}
+    if tool.get("description"):
+        fn["description"] = tool["description"]
+    return {"type": "function", "function": fn}
+
+
+def chat_base(request: ClientRequest) -> dict[str, Any]:
+    """The options of a Chat Completions body for ``request`` (no messages, tools or stream)."""
+    body = request.body
+    if request.api == "chat":
+        return {k: v for k, v in body.items() if k not in ("stream_options", "messages", "tools")}
+    out: dict[str, Any] = {"model": body["model"]}
+    for key in ("temperature", "top_p"):
+        if key in body:
+            out[key] = body[key]
+    limit = body.get("max_tokens" if request.api == "anthropic" else "max_output_tokens")
+    if limit is not None:
+        out["max_tokens"] = limit
+    if request.api == "anthropic" and body.get("stop_sequences"):
+        out["stop"] = body["stop_sequences"]
+    if request.api == "responses":
+        if "parallel_tool_calls" in body:
+            out["parallel_tool_calls"] = body["parallel_tool_calls"]
+        fmt = (body.get("text") or {}).get("format")
+        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            schema = {k: fmt[k] for k in ("name", "schema", "strict") if k in fmt}
+            out["response_format"] = {"type": "json_schema", "json_schema": schema}
+    choice = _tool_choice(request.api, body.get("tool_choice"))
+    if choice is not None:
+        out["tool_choice"] = choice
+    return out
+
+
+def _tool_choice(api: str, choice: Any) -> Any:
+    if choice is None:
+        return None
+    if isinstance(choice, str):  # Responses: auto, required, none
+        return choice
+    kind = choice.get("type")
+    if kind in ("auto", "none"):
+        return kind
+    if kind in ("any", "required"):
+        return "required"
+    name = choice.get("name")
+    return {"type": "function", "function": {"name": name}} if name else None
+
+
+def chat_messages(messages: Sequence[Message], request: ClientRequest) -> list[dict[str, Any]]:
+    """The conversation as Chat Completions messages (a custom tool's input as ``{"input"}``)."""
+    out = []
+    for message in messages:
+        if request.custom_tools and isinstance(message, AssistantMessage):
+            calls = tuple(_wrapped(c, request.custom_tools) for c in message.tool_calls)
+            message = replace(message, tool_calls=calls)
+        out.append(to_openai(message, parts=False))
+    return out
+
+
+def _wrapped(call: ToolCall, custom: frozenset[str]) -> ToolCall:
+    if call.name not in custom:
+        return call
+    return ToolCall(call.id, call.name, json.dumps({"input": call.arguments}, ensure_ascii=False))
+
+
+def from_chat(message: AssistantMessage, request: ClientRequest) -> AssistantMessage:
+    """A Chat Completions reply read back for ``request``'s API (a custom tool's ``input``
+    unwrapped to its text)."""
+    if not request.custom_tools:
+        return message
+    calls = tuple(_unwrapped(c, request.custom_tools) for c in message.tool_calls)
+    return replace(message, tool_calls=calls)
+
+
+def _unwrapped(call: ToolCall, custom: frozenset[str]) -> ToolCall:
+    if call.name not in custom:
+        return call
+    try:
+        value = json.loads(call.arguments)
+    except ValueError:
+        return call
+    text = value.get("input") if isinstance(value, dict) else None
+    return ToolCall(call.id, call.name, text) if isinstance(text, str) else call
