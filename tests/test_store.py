@@ -330,9 +330,11 @@ def test_missing_directory_is_store_error(tmp_path: Path) -> None:
         SQLiteStore(tmp_path)
 
 
-def test_in_memory_path_refused(tmp_path: Path) -> None:
+def test_in_memory_path_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(StoreError, match="MemoryStore"):
         SQLiteStore(":memory:")
+    assert list(tmp_path.iterdir()) == []  # no file named ':memory:' left in the cwd
 
 
 def test_corrupt_row_names_file_and_step(tmp_path: Path) -> None:

@@ -76,6 +76,11 @@ def create_private(path: Path) -> None:
 
 
 def connect(path: Path, synchronous: str, timeout: float) -> sqlite3.Connection:
+    if str(path) == ":memory:":  # SQLite's in-memory name: never a file made in the cwd
+        raise StoreError(
+            "cannot open store ':memory:': a SQLite store is a file; for an in-memory store "
+            "use MemoryStore"
+        )
     create_private(path)
     try:
         conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
