@@ -77,6 +77,8 @@ def run(
     from contextfold.strategies.folding import FolderSource
 
     check_args([strategy], json_out)
+    if resume is not None and (store is None or session not in (None, resume)):
+        fail("--resume ID needs --store (the file that holds the session) and no other --session")
     with ExitStack() as opened:  # closes the store on every way out
         try:
             measured = resolve_profile(profile, model=model)
@@ -209,8 +211,6 @@ def _open_session(
     from contextfold.bench.live import new_session_id
     from contextfold.core.store import display_store, open_store
 
-    if resume is not None and (target is None or session not in (None, resume)):
-        fail("--resume ID needs --store (the file that holds the session) and no other --session")
     if target is None:
         return None, session or new_session_id(env, task)
     store: Store = open_store(target)
