@@ -3,10 +3,9 @@ Completions, Anthropic Messages and OpenAI Responses (each read at the edge into
 history steps: :mod:`~contextfold.serve.exchange`).
 
 A client points its base URL at the proxy and resends its conversation each call as usual;
-the proxy keeps each conversation as an append-only history (sessions matched by a hash chain
-of their steps, branched when a client rewrites its history), renders the strategy's view of
-it, sends that upstream, answers the strategy's own tools itself and streams the answer back.
-See :func:`create_app`, :func:`build_proxy` and :class:`ServeConfig`.
+the proxy keeps each as an append-only history (a branch when a client rewrites it), sends the
+strategy's view upstream, answers the strategy's own tools itself and streams the answer back
+(:func:`create_app`, :func:`build_proxy`, :class:`ServeConfig`).
 """
 
 from __future__ import annotations

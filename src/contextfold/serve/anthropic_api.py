@@ -1,12 +1,6 @@
 """Anthropic's Messages API at the proxy: ``POST /v1/messages`` (streamed or not) and ``POST
-/v1/messages/count_tokens``, errors in Anthropic's shape.
-
-A request is read into the conversation's messages (:mod:`.anthropic_read`; its
-``cache_control`` markers kept apart), the strategy renders its view, and the view goes to an
-Anthropic upstream as a Messages body with the client's options, tools, query
-(``?beta=true``), ``anthropic-version``, ``anthropic-beta`` and ``x-api-key`` as it sent
-them, or translated to a Chat Completions upstream (:mod:`.translate`). ``count_tokens`` is
-the upstream's own count with an Anthropic upstream, else the proxy's count.
+/v1/messages/count_tokens``, errors in Anthropic's shape, so Claude Code and the anthropic
+SDK fold through the proxy (to an Anthropic upstream, or translated to Chat Completions).
 """
 
 from __future__ import annotations
@@ -35,6 +29,16 @@ __all__ = ["anthropic_endpoints", "parse_messages_request"]
 
 
 def anthropic_endpoints(proxy: Proxy) -> list[Endpoint]:
+    """The Messages routes.
+
+    A request is read into the conversation's messages (:mod:`.anthropic_read`; its
+    ``cache_control`` markers kept apart), the strategy renders its view, and the view goes to an
+    Anthropic upstream as a Messages body with the client's options, tools, query
+    (``?beta=true``), ``anthropic-version``, ``anthropic-beta`` and ``x-api-key`` as it sent
+    them, or translated to a Chat Completions upstream (:mod:`.translate`). ``count_tokens`` is
+    the upstream's own count with an Anthropic upstream, else the proxy's count.
+    """
+
     async def messages(request: Request) -> Response:
         parsed = await _parse(proxy, request, count=False)
         return await answer(proxy, parsed, AnthropicWriter(parsed))

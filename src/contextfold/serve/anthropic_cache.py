@@ -1,16 +1,9 @@
 """Cache breakpoints of a view sent to Anthropic: the client's where they still apply, and the
 proxy's own at the end of the part of the view the strategy keeps as it is.
 
-Anthropic caches a prompt's prefix only at a block marked ``cache_control`` (at most four per
-request), and reads a cached prefix only through such a mark (at it, or up to about 20 blocks
-before it). A client marks its own prompt (Claude Code: its system prompt and its latest
-turns); the proxy sends the strategy's view instead, so it puts each of the client's marks back
-on the message of the view that renders the marked message (by provenance: the same step, the
-same call answered; relabelled or not), and adds one of its own on the
-last block of the view's settled part (:attr:`~contextfold.core.view.View.settled`: for
-refold, everything before its boundary), so that part is written to the cache once and read
-from it at every call until the strategy next rewrites it. Over the limit, the proxy's mark is
-kept first, then the client's from the last one back. A client that marks nothing gets no mark.
+Anthropic caches a prompt's prefix only at a block marked ``cache_control``; the proxy sends the
+strategy's view rather than the prompt the client marked, so it carries the marks over
+(:func:`place_breakpoints`) and the view's settled part is read from the cache at every call.
 """
 
 from __future__ import annotations
@@ -76,7 +69,19 @@ def place_breakpoints(
     marks: Marks,
 ) -> int:
     """Mark ``written`` (``messages`` as Anthropic parameters, the view's ``provenance`` and
-    the first ``settled`` of them its settled part) in place; returns the marks set."""
+    the first ``settled`` of them its settled part) in place; returns the marks set.
+
+    Anthropic caches a prompt's prefix only at a block marked ``cache_control`` (at most four
+    per request), and reads a cached prefix only through such a mark (at it, or up to about 20
+    blocks before it). A client marks its own prompt (Claude Code: its system prompt and its
+    latest turns); the proxy sends the strategy's view instead, so it puts each of the client's
+    marks back on the message of the view that renders the marked message (by provenance: the
+    same step, the same call answered; relabelled or not), and adds one of its own on the last
+    block of the view's settled part (:attr:`~contextfold.core.view.View.settled`: for refold,
+    everything before its boundary), so that part is written to the cache once and read from it
+    at every call until the strategy next rewrites it. Over the limit, the proxy's mark is kept
+    first, then the client's from the last one back. A client that marks nothing gets no mark.
+    """
     if not marks.any:
         return 0
     client = _client_marks(written, messages, provenance, marks)

@@ -1,14 +1,8 @@
 """Anthropic Messages content read into the conversation's messages.
 
-Each client message's blocks become messages of the four kinds: an assistant message is one
-:class:`~contextfold.core.messages.AssistantMessage` (text joined, ``tool_use`` blocks its
-calls); a user message is a :class:`~contextfold.core.messages.ToolMessage` per
-``tool_result`` block and a :class:`~contextfold.core.messages.UserMessage` for its text.
-Every other block (thinking and redacted thinking with their signatures, server tool use and
-its results, images, documents) is kept whole, in place, in the message's layout
-(:mod:`.layout`), so the message is written back as it came (:mod:`.anthropic_write`). The
-``cache_control`` markers are not part of a message (a client moves them from turn to turn):
-they are taken out and kept apart (:class:`Marks`), by message and block.
+Strategies see only the four message kinds; every block they have no field for is kept in the
+message's layout (:mod:`.layout`), so the message is written back as it came
+(:mod:`.anthropic_write`), and the ``cache_control`` markers are kept apart (:class:`Marks`).
 """
 
 from __future__ import annotations
@@ -83,7 +77,18 @@ class _Run:
 
 def read_messages(raw: Any, marks: Marks) -> list[Labeled]:
     """The ``messages`` parameter as labelled messages for the grouper; a 400 naming the
-    field for anything malformed."""
+    field for anything malformed.
+
+    Each client message's blocks become messages of the four kinds: an assistant message is one
+    :class:`~contextfold.core.messages.AssistantMessage` (text joined, ``tool_use`` blocks its
+    calls); a user message is a :class:`~contextfold.core.messages.ToolMessage` per
+    ``tool_result`` block and a :class:`~contextfold.core.messages.UserMessage` for its text.
+    Every other block (thinking and redacted thinking with their signatures, server tool use and
+    its results, images, documents) is kept whole, in place, in the message's layout
+    (:mod:`.layout`), so the message is written back as it came (:mod:`.anthropic_write`). The
+    ``cache_control`` markers are not part of a message (a client moves them from turn to
+    turn): they are taken out and kept apart (:class:`Marks`), by message and block.
+    """
     if not isinstance(raw, list) or not raw:
         raise _bad("messages", "must be a non-empty array of messages")
     runs: list[_Run] = []

@@ -1,14 +1,8 @@
 """The HTTP side of ``contextfold serve``: a Starlette app over a :class:`Proxy`.
 
-Routes (:mod:`~contextfold.serve.routes`): the APIs the upstream lets the proxy serve
-(:func:`served_apis`: OpenAI's Chat Completions, :mod:`~contextfold.serve.chat_api`;
-Anthropic Messages, :mod:`~contextfold.serve.anthropic_api`; OpenAI Responses,
-:mod:`~contextfold.serve.responses_api`), ``GET /v1/models`` (the upstream's, with the APIs
-served), ``GET /health`` (no token needed), ``GET /metrics`` (Prometheus text). Every route
-but ``/health`` needs the bearer token unless the proxy runs with ``--no-auth`` on loopback;
-then every route answers only requests addressed to the loopback host from no foreign page
-(:mod:`~contextfold.serve.loopback`). Bodies over the size limit get a 413 before they are
-read whole. Every error is JSON in the shape of the API whose route was asked.
+One place routes every API the upstream lets the proxy serve, with the operations routes, and
+guards them all alike (the token, or loopback only), so every error is JSON in the shape of
+the API whose route was asked (:func:`create_app`).
 """
 
 from __future__ import annotations
@@ -52,7 +46,18 @@ _log = logging.getLogger(__name__)
 
 
 def create_app(proxy: Proxy) -> Starlette:
-    """The ASGI app serving ``proxy`` (its store opens at start-up, closes at shutdown)."""
+    """The ASGI app serving ``proxy`` (its store opens at start-up, closes at shutdown).
+
+    Routes (:mod:`~contextfold.serve.routes`): the APIs the upstream lets the proxy serve
+    (:func:`served_apis`: OpenAI's Chat Completions, :mod:`~contextfold.serve.chat_api`;
+    Anthropic Messages, :mod:`~contextfold.serve.anthropic_api`; OpenAI Responses,
+    :mod:`~contextfold.serve.responses_api`), ``GET /v1/models`` (the upstream's, with the APIs
+    served), ``GET /health`` (no token needed), ``GET /metrics`` (Prometheus text). Every route
+    but ``/health`` needs the bearer token unless the proxy runs with ``--no-auth`` on loopback;
+    then every route answers only requests addressed to the loopback host from no foreign page
+    (:mod:`~contextfold.serve.loopback`). Bodies over the size limit get a 413 before they are
+    read whole. Every error is JSON in the shape of the API whose route was asked.
+    """
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -1,15 +1,8 @@
 """A client's conversation as the proxy reads it: a system message, steps, and a hash chain.
 
-A client resends its whole conversation with every call, in its API's shape; the API's edge
-reads it into messages, and :func:`conversation_of` groups them into the steps a
-:class:`~contextfold.core.history.History` holds (a user message; or an assistant message with
-the tool results answering its calls) and hashes the chain of those steps: ``chain[k]`` stands
-for the system message and the first ``k`` steps, seeded with the session family (a session
-header, or empty). Two conversations share ``chain[k]`` exactly when their first ``k`` steps
-(and system message, and family) are the same, so a stored session whose whole history
-hashes to ``chain[k]`` is a prefix of this conversation. Assistant messages are hashed as the
-client is shown them (``shown``: without the strategy's marker lines), so a client's copy of
-a reply matches the stored one, which keeps them.
+A client resends its whole conversation with every call, so the proxy finds the stored session
+it continues by hashing its steps as a chain (:class:`Conversation`): equal hashes, equal
+prefixes, whatever the API the conversation came in.
 """
 
 from __future__ import annotations
@@ -29,7 +22,8 @@ __all__ = ["Conversation", "Shown", "chain_hashes", "conversation_of", "parse_co
 
 StepMessages = tuple[Message, ...]
 Shown = Callable[[Message], Message]
-"""A message as the client is shown it (see the module docstring)."""
+"""A message as the client is shown it: without the strategy's marker lines
+(:class:`Conversation`)."""
 
 
 def _same(message: Message) -> Message:
@@ -38,7 +32,20 @@ def _same(message: Message) -> Message:
 
 @dataclass(frozen=True, slots=True)
 class Conversation:
-    """A parsed request conversation."""
+    """A parsed request conversation.
+
+    A client resends its whole conversation with every call, in its API's shape; the API's edge
+    reads it into messages, and :func:`conversation_of` groups them into the steps a
+    :class:`~contextfold.core.history.History` holds (a user message; or an assistant message
+    with the tool results answering its calls) and hashes the chain of those steps:
+    ``chain[k]`` stands for the system message and the first ``k`` steps, seeded with the
+    session family (a session header, or empty). Two conversations share ``chain[k]`` exactly
+    when their first ``k`` steps (and system message, and family) are the same, so a stored
+    session whose whole history hashes to ``chain[k]`` is a prefix of this conversation.
+    Assistant messages are hashed as the client is shown them (``shown``: without the
+    strategy's marker lines), so a client's copy of a reply matches the stored one, which keeps
+    them.
+    """
 
     system: SystemMessage | None
     steps: tuple[StepMessages, ...]

@@ -1,12 +1,10 @@
 """What passes between the proxy's parts in no API's shape: a client's request, an upstream
 call, its reply and a streamed reply's deltas, and the two edges each API implements.
 
-A request of any API (Chat Completions, Anthropic Messages, OpenAI Responses) is read into a
-:class:`ClientRequest` holding the conversation as history steps; the strategy renders its
-view; a :class:`Wire` (the upstream's API) writes the view as that API's body and reads the
-reply back into a :class:`Reply` (an :class:`~contextfold.core.messages.AssistantMessage`
-and its usage); a :class:`ClientWriter` (the client's API) writes the answer the client gets,
-whole or as a stream of events. No strategy sees any of this.
+A request of any API is read into a :class:`ClientRequest` holding the conversation as history
+steps; a :class:`Wire` (the upstream's API) writes the strategy's view as its body and reads the
+reply back into a :class:`Reply`; a :class:`ClientWriter` (the client's API) writes the answer
+the client gets, whole or as a stream of events. No strategy sees any of this.
 """
 
 from __future__ import annotations
@@ -106,7 +104,8 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """One upstream call's answer."""
+    """One upstream call's answer: an :class:`~contextfold.core.messages.AssistantMessage` and
+    its usage, in no API's shape."""
 
     message: AssistantMessage
     usage: dict[str, int]

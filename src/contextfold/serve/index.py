@@ -1,18 +1,8 @@
 """The sessions a store holds, and the index that finds the one a conversation continues.
 
-Matching: the request's conversation is hashed as a chain (:mod:`~contextfold.serve.conversation`);
-the longest prefix of it that some stored session holds wins. A session whose whole history is
-that prefix, and that no other request is using, is continued; otherwise (the stored session
-went on differently, or it is busy) a new branch starts with a copy of the shared steps. So two
-conversations that open identically share at most their common prefix and part as soon as they
-differ; a client that rewrites its history gets a branch; nothing stored is ever altered.
-
-Replicas (several proxies on one :class:`~contextfold.core.protocols.SharedStore`): before each
-request the index polls the store's step counts and reopens the sessions other replicas
-created or extended, so requests of one conversation may alternate between replicas (see
-:mod:`~contextfold.serve.sessions` for the races).
-
-Everything here runs on the proxy's session thread (the store's connection is its own).
+A conversation continues the stored session that is exactly its longest stored prefix and is
+free; otherwise a branch starts with a copy of the shared steps, so a client that rewrites its
+history gets a branch and nothing stored is ever altered (:class:`SessionIndex`).
 """
 
 from __future__ import annotations
@@ -34,7 +24,23 @@ __all__ = ["SessionIndex"]
 
 
 class SessionIndex:
-    """The sessions of one store, indexed by the hash chain of their histories."""
+    """The sessions of one store, indexed by the hash chain of their histories.
+
+    Matching: the request's conversation is hashed as a chain
+    (:mod:`~contextfold.serve.conversation`); the longest prefix of it that some stored session
+    holds wins. A session whose whole history is that prefix, and that no other request is
+    using, is continued; otherwise (the stored session went on differently, or it is busy) a
+    new branch starts with a copy of the shared steps. So two conversations that open
+    identically share at most their common prefix and part as soon as they differ; a client
+    that rewrites its history gets a branch; nothing stored is ever altered.
+
+    Replicas (several proxies on one :class:`~contextfold.core.protocols.SharedStore`): before
+    each request the index polls the store's step counts (:meth:`sync`) and reopens the sessions
+    other replicas created or extended, so requests of one conversation may alternate between
+    replicas (the races: :class:`~contextfold.serve.sessions.SessionManager`).
+
+    Everything here runs on the proxy's session thread (the store's connection is its own).
+    """
 
     def __init__(
         self,
@@ -47,10 +53,11 @@ class SessionIndex:
     ) -> None:
         self.store = store
         self.ends = ends
+        """With ``serve --learn``: idle sessions are recorded as ended (:mod:`.learning`)."""
         self.markers = markers or Markers()
         """The strategy's marker lines: cut from replies, hashed without (:mod:`.markers`)."""
         self.served = Served()
-        """With ``serve --learn``: idle sessions are recorded as ended (:mod:`.learning`)."""
+        """The marker lines cut from each reply served, put back when the client sends it."""
         self.make_strategy = make_strategy
         self.counter = counter
         self.sessions: dict[str, Session] = {}

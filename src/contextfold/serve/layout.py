@@ -1,18 +1,8 @@
 """A client's layout of one message, kept as a part so the message is written back as it came.
 
-The API edges (:mod:`.anthropic_history`, :mod:`.responses_history`) read each message's
-blocks (or items) into one of the four message kinds: its text joined into ``content``, its
-calls into ``tool_calls``, and everything else kept. What the message kind cannot say (how the
-text was split into blocks, a thinking block, an image, an item's id) is its *template*: the
-client's own JSON with each text replaced by its length (an int where the API has a string:
-``{"type": "text", "text": 12}``), each call by ``{"$call": k}`` beside the call's other keys,
-and each block kept whole (a thinking block, an image) as ``{"$raw": block}``.
-A message whose template is the canonical one (one text block, then its calls) carries none.
-
-Writing back, :func:`fill` puts the message's text into the template's places: split as before
-when the text still starts with the text the template was made from (anything the strategy
-appended goes to the last place), else the whole text in the first place and the others empty
-(a stubbed or relabelled result: its images stay, its text is the strategy's).
+Strategies see a message's text and calls only; what its kind cannot say (how the text was
+split into blocks, a thinking block, an image, an item's id) travels beside it as a template
+(:func:`layout_part`), which :func:`fill` fills with the text the strategy left.
 """
 
 from __future__ import annotations
@@ -42,7 +32,17 @@ def layout_part(
 ) -> Part:
     """The layout part of a message whose text is ``text``: ``shown`` is what its kept
     blocks add to the message's text, ``tokens`` what they add beyond it (images); ``more``
-    are the API's own notes (where a client message began)."""
+    are the API's own notes (where a client message began).
+
+    The API edges (:mod:`.anthropic_read`, :mod:`.responses_read`) read each message's blocks
+    (or items) into one of the four message kinds: its text joined into ``content``, its calls
+    into ``tool_calls``, and everything else kept. What the message kind cannot say (how the
+    text was split into blocks, a thinking block, an image, an item's id) is its *template*: the
+    client's own JSON with each text replaced by its length (an int where the API has a string:
+    ``{"type": "text", "text": 12}``), each call by ``{"$call": k}`` beside the call's other
+    keys, and each block kept whole (a thinking block, an image) as ``{"$raw": block}``. A
+    message whose template is the canonical one (one text block, then its calls) carries none.
+    """
     value = {"t": template, "h": _digest(text), **more}
     return Part.of(f"{api}:layout", value, text=shown, tokens=tokens)
 
@@ -57,9 +57,15 @@ def layout_of(message: Message, api: str) -> dict[str, Any] | None:
 
 
 def fill(layout: dict[str, Any], text: str, calls: Sequence[ToolCall], build: BuildCall) -> Any:
-    """The layout's template with the message's text and calls put in (see the module
-    docstring); a call the template has no place for is left to the caller, and a place for
-    a call the message no longer has becomes None."""
+    """The layout's template with the message's text and calls put in; a call the template has
+    no place for is left to the caller, and a place for a call the message no longer has
+    becomes None.
+
+    The text goes into the template's places: split as before when the text still starts with
+    the text the template was made from (anything the strategy appended goes to the last
+    place), else the whole text in the first place and the others empty (a stubbed or
+    relabelled result: its images stay, its text is the strategy's).
+    """
     template = layout["t"]
     pieces = _pieces(text, _places(template), str(layout.get("h", "")))
     return _put(template, iter(pieces), calls, build)

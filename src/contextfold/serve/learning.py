@@ -1,16 +1,8 @@
 """The proxy learning across sessions (``serve --learn``): a session idle long enough has ended.
 
 A client never tells the proxy that a conversation is over, so the proxy calls a session ended
-when no request has continued it for ``idle`` seconds: its strategy then records what the
-session showed (:meth:`~contextfold.core.protocols.Learning.end`: its calls, reach-backs,
-folds) in the experience every session's strategy shares, and the sessions after it start from
-that. A session is recorded once, the first time it goes idle; if a client continues it
-afterwards, the calls it makes then are not recorded (counting the session again would count
-its first calls twice). Idle sessions are looked for when a request arrives, on the session
-thread, before the request is matched: a proxy with no traffic learns nothing, and needs to
-learn nothing, until the next session starts. With ``serve --save-experience``, the experience
-is written to its file after each sweep that recorded a session, so what the proxy learned
-outlives it (start the next proxy from it with ``--experience``).
+when no request has continued it for a while, and the sessions after it start from what it
+showed (:class:`IdleEnds`).
 """
 
 from __future__ import annotations
@@ -30,7 +22,20 @@ __all__ = ["IdleEnds"]
 
 @dataclass(slots=True)
 class IdleEnds:
-    """When each session was last used, and which ones have been recorded as ended."""
+    """When each session was last used, and which ones have been recorded as ended.
+
+    A session no request has continued for ``idle`` seconds has ended: its strategy then
+    records what the session showed (:meth:`~contextfold.core.protocols.Learning.end`: its
+    calls, reach-backs, folds) in the experience every session's strategy shares, and the
+    sessions after it start from that. A session is recorded once, the first time it goes
+    idle; if a client continues it afterwards, the calls it makes then are not recorded
+    (counting the session again would count its first calls twice). Idle sessions are looked
+    for when a request arrives (:meth:`sweep`), on the session thread, before the request is
+    matched: a proxy with no traffic learns nothing, and needs to learn nothing, until the next
+    session starts. With ``serve --save-experience``, the experience is written to its file
+    after each sweep that recorded a session (:attr:`on_end`), so what the proxy learned
+    outlives it (start the next proxy from it with ``--experience``).
+    """
 
     idle: float
     """Seconds without a request after which a session has ended."""

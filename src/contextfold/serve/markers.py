@@ -1,13 +1,9 @@
 """The strategy's marker lines kept between the proxy and the model, in every API.
 
 A :class:`~contextfold.core.protocols.Marking` strategy (refold) asks the model to end its
-replies with lines meant for it alone. The client is shown each reply without them: whole
-replies are cut (:meth:`Markers.split`), streamed ones pass through a :class:`MarkerFilter`
-that holds back the lines that may turn out to be the final marker block, at most a line or
-so. The lines cut are remembered (:class:`Served`) by the reply as the client got it; when the
-client sends that reply back, the proxy appends them again before the step is stored, so the
-history holds what the model wrote and the strategy reads its markers, while the hash chain
-that finds the session is taken over the replies as the client sees them.
+replies with lines meant for it alone: the client is shown each reply without them
+(:meth:`Markers.split`, :class:`MarkerFilter`), and the history gets them back when the client
+returns the reply (:class:`Served`), so the strategy still reads its markers.
 """
 
 from __future__ import annotations
@@ -49,7 +45,12 @@ class Markers:
 
 class MarkerFilter:
     """The text deltas of one streamed reply with its trailing marker block held back:
-    :meth:`add` gives what can be sent now, :meth:`rest` what is left of the visible text."""
+    :meth:`add` gives what can be sent now, :meth:`rest` what is left of the visible text.
+
+    Whole replies are cut at once (:meth:`Markers.split`); a streamed one passes through here,
+    which holds back only the lines that may turn out to be the final marker block, at most a
+    line or so.
+    """
 
     def __init__(self, split: Split | None) -> None:
         self._split = split
@@ -80,7 +81,13 @@ class MarkerFilter:
 
 class Served:
     """The marker lines cut from the replies served, by the reply as the client got it
-    (its text and calls: however its API writes them back), the latest ``limit`` kept."""
+    (its text and calls: however its API writes them back), the latest ``limit`` kept.
+
+    When the client sends a reply back, the proxy appends its lines again (:meth:`restore`)
+    before the step is stored, so the history holds what the model wrote and the strategy reads
+    its markers, while the hash chain that finds the session is taken over the replies as the
+    client sees them.
+    """
 
     def __init__(self, limit: int = 4096) -> None:
         self.limit = limit

@@ -1,14 +1,8 @@
 """Proxy replicas on one shared store: a turn that lost a race becomes a branch of its own.
 
-Two replicas that continue the same session at once both hold it "free" in their own memory;
-the database decides: every write of a turn checks the session's step count under its row
-lock (a new session's creation its id, a step its index, a call record that the session holds
-exactly the steps the call was sent), and the other replica gets a
-:class:`~contextfold.core.errors.StoreConflictError`. The loser's conversation is then written
-whole as a new session (the shared prefix copied, its parent and fork point in the metadata),
-with its calls, just as a busy session branches within one proxy, so nothing is lost, no call
-points at steps its prompt did not hold, and no stored step is altered. A turn that adds no
-step (a client's retry) has a call record as its first write, so it is caught the same way.
+Two replicas may continue the same session at once and the database decides which wins; the
+loser's turn is written whole as a new session (:func:`write_branch`), so nothing is lost and
+no stored step is altered.
 """
 
 from __future__ import annotations
@@ -68,6 +62,17 @@ def write_branch(
     new_id: Callable[[], str],
 ) -> str:
     """Write ``history`` (steps, fold log) and the turn's calls as a new session; its id.
+
+    Two replicas that continue the same session at once both hold it "free" in their own
+    memory; the database decides: every write of a turn checks the session's step count under
+    its row lock (a new session's creation its id, a step its index, a call record that the
+    session holds exactly the steps the call was sent), and the other replica gets a
+    :class:`~contextfold.core.errors.StoreConflictError`. The loser's conversation is then
+    written here whole as a new session (the shared prefix copied, its parent and fork point in
+    ``meta``), with its calls, just as a busy session branches within one proxy, so nothing is
+    lost, no call points at steps its prompt did not hold, and no stored step is altered. A
+    turn that adds no step (a client's retry) has a call record as its first write, so it is
+    caught the same way.
 
     The calls of a turn were all sent the whole history (their ``step`` is its length), so
     they are written after the steps. The id comes from ``new_id``; if another writer takes it

@@ -1,14 +1,6 @@
 """OpenAI's Responses API at the proxy: ``POST /v1/responses`` (streamed or not), ``GET`` and
-``DELETE /v1/responses/{id}``, errors in OpenAI's shape.
-
-A request's ``instructions`` and ``input`` (a string, or items: messages, function, custom and
-local-shell calls and their outputs, reasoning) are read into the conversation's messages
-(:mod:`.responses_read`); with ``previous_response_id`` the input starts with everything that
-response continued (:mod:`.responses_store`), so a client that sends only its new input
-continues its session. The view goes to a Responses upstream as a stateless Responses body
-with the client's options and tools, or translated to a Chat Completions upstream
-(:mod:`.translate`). ``POST /v1/responses/compact`` (Codex's remote compaction) is not served:
-the proxy manages the context itself, and says so in a 404 the client can read.
+``DELETE /v1/responses/{id}``, errors in OpenAI's shape, so Codex CLI and the openai SDK's
+responses fold through the proxy (to a Responses upstream, or translated to Chat Completions).
 """
 
 from __future__ import annotations
@@ -38,6 +30,18 @@ _KINDS = {"custom": "custom_tool_call", "local_shell": "local_shell_call"}
 
 
 def responses_endpoints(proxy: Proxy, store: ResponseStore) -> list[Endpoint]:
+    """The Responses routes, their answers kept in ``store``.
+
+    A request's ``instructions`` and ``input`` (a string, or items: messages, function, custom
+    and local-shell calls and their outputs, reasoning) are read into the conversation's
+    messages (:mod:`.responses_read`); with ``previous_response_id`` the input starts with
+    everything that response continued (:mod:`.responses_store`), so a client that sends only
+    its new input continues its session. The view goes to a Responses upstream as a stateless
+    Responses body with the client's options and tools, or translated to a Chat Completions
+    upstream (:mod:`.translate`). ``POST /v1/responses/compact`` (Codex's remote compaction) is
+    not served: the proxy manages the context itself, and says so in a 404 the client can read.
+    """
+
     async def create(request: Request) -> Response:
         data = await read_body(request, proxy.config.max_body)
         token, shown, api = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.api

@@ -1,11 +1,7 @@
 """The answer an OpenAI Responses client gets: a ``response`` object, or its event stream.
 
-Streamed, the events are OpenAI's: ``response.created``, ``response.in_progress``; the text as
-a ``message`` item (``response.output_item.added``, ``response.content_part.added``,
-``response.output_text.delta``, ``...done``); other items of the upstream's own API
-(reasoning) whole as they finish; the client's calls at the end of the last round
-(``response.function_call_arguments.delta`` or ``response.custom_tool_call_input.delta``);
-then ``response.completed`` with the whole response. Each answer is kept
+Both are in OpenAI's own shapes and event sequence (:class:`ResponsesStream`), so the openai
+SDK and Codex read them unchanged; each answer is kept for ``previous_response_id``
 (:mod:`.responses_store`) unless the client said ``store: false``.
 """
 
@@ -114,7 +110,15 @@ def _status(stop: str) -> str:
 
 
 class ResponsesStream:
-    """The events of one streamed response (one response across every round)."""
+    """The events of one streamed response (one response across every round).
+
+    The events are OpenAI's: ``response.created``, ``response.in_progress``; the text as a
+    ``message`` item (``response.output_item.added``, ``response.content_part.added``,
+    ``response.output_text.delta``, ``...done``); other items of the upstream's own API
+    (reasoning) whole as they finish; the client's calls at the end of the last round
+    (``response.function_call_arguments.delta`` or ``response.custom_tool_call_input.delta``);
+    then ``response.completed`` with the whole response.
+    """
 
     def __init__(self, writer: ResponsesWriter) -> None:
         self.writer = writer

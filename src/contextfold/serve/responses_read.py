@@ -1,15 +1,8 @@
 """OpenAI Responses input items read into the conversation's messages.
 
-A ``message`` item of the user (or of the developer or system, inside the input) is a
-:class:`~contextfold.core.messages.UserMessage`; the items the model produced in one turn
-(``reasoning``, its ``message``, ``function_call``, ``custom_tool_call`` and
-``local_shell_call`` as Codex sends them, server tool calls) are one
-:class:`~contextfold.core.messages.AssistantMessage` whose calls are the function, custom and
-shell calls; each ``*_call_output`` is a :class:`~contextfold.core.messages.ToolMessage`.
-Everything the message kinds have no field for (reasoning with its ``encrypted_content``, an
-item's id and status, images, a developer role) stays in the message's layout (:mod:`.layout`)
-and is written back as it came (:mod:`.responses_write`). ``instructions`` is the system
-message.
+Strategies see only the four message kinds; everything they have no field for (reasoning with
+its ``encrypted_content``, an item's id and status, images) stays in the message's layout
+(:mod:`.layout`) and is written back as it came (:mod:`.responses_write`).
 """
 
 from __future__ import annotations
@@ -63,7 +56,19 @@ class _Run:
 
 def read_input(raw: Any, where: str = "input") -> list[Labeled]:
     """``input`` (a string, or items) as labelled messages for the grouper; a 400 naming the
-    field for anything malformed."""
+    field for anything malformed.
+
+    A ``message`` item of the user (or of the developer or system, inside the input) is a
+    :class:`~contextfold.core.messages.UserMessage`; the items the model produced in one turn
+    (``reasoning``, its ``message``, ``function_call``, ``custom_tool_call`` and
+    ``local_shell_call`` as Codex sends them, server tool calls) are one
+    :class:`~contextfold.core.messages.AssistantMessage` whose calls are the function, custom
+    and shell calls; each ``*_call_output`` is a :class:`~contextfold.core.messages.ToolMessage`.
+    Everything the message kinds have no field for (reasoning with its ``encrypted_content``,
+    an item's id and status, images, a developer role) stays in the message's layout
+    (:mod:`.layout`) and is written back as it came (:mod:`.responses_write`). The request's
+    ``instructions`` is the system message (:func:`.responses_api.parse_responses_request`).
+    """
     if isinstance(raw, str):
         return [(where, UserMessage(raw))]
     if not isinstance(raw, list):

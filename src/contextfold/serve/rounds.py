@@ -1,14 +1,8 @@
 """The upstream calls of one request: the view, and the strategy's own tools answered between.
 
-The first call sends the strategy's view with the client's tools plus the strategy's own
-(``restore``, ``recall``; left out when the client defines a tool of the same name or says
-``tool_choice: none``). When the model calls one of the strategy's tools, the proxy answers
-it and calls again with the call and its answer appended; the client never sees that
-exchange. Client tools called in the same message are answered ``not run`` (the model calls
-them again). The last allowed call offers the strategy's tools no more, so the model answers;
-a model that calls them anyway has those calls taken out of what the client gets (told so in
-the text when nothing else is left): the client never sees a tool it did not define. All of
-it is in the one conversation model, whatever the APIs of the client and the upstream.
+The model may reach back into the history with the strategy's tools (``restore``, ``recall``);
+the proxy answers those itself and calls again, so the client never sees a tool it did not
+define (:class:`Rounds`), whatever the APIs of the client and the upstream.
 """
 
 from __future__ import annotations
@@ -35,7 +29,19 @@ _NO_ANSWER = (
 
 @dataclass(slots=True)
 class Rounds:
-    """The state of one request's upstream calls."""
+    """The state of one request's upstream calls.
+
+    The first call sends the strategy's view with the client's tools plus the strategy's own
+    (``restore``, ``recall``; left out when the client defines a tool of the same name or says
+    ``tool_choice: none``). When the model calls one of the strategy's tools, the proxy answers
+    it and calls again with the call and its answer appended (:meth:`continue_with`); the client
+    never sees that exchange. Client tools called in the same message are answered ``not run``
+    (the model calls them again). The last allowed call offers the strategy's tools no more, so
+    the model answers; a model that calls them anyway has those calls taken out of what the
+    client gets (:meth:`final`; told so in the text when nothing else is left: :meth:`note`):
+    the client never sees a tool it did not define. All of it is in the one conversation model,
+    whatever the APIs of the client and the upstream.
+    """
 
     request: ClientRequest
     own: list[dict[str, Any]]

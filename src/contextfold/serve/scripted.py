@@ -1,12 +1,8 @@
 """A scripted OpenAI-compatible server with a prefix cache, for tests and benchmarks.
 
-:class:`ScriptedServer` answers ``/v1/chat/completions`` (streamed or not) and ``/v1/models``
-on the loopback address, with replies from a function of the request (never a mock: it is a
-real HTTP server a real client talks to). Its prefix cache works like vLLM's automatic prefix
-caching: the prompt is rendered with a ChatML-like template, cut into tokens of 4 characters
-and blocks of 16 tokens; a block is served from the cache when its whole prefix was seen
-before. ``usage.prompt_tokens_details.cached_tokens`` reports that, as vLLM does. It records
-every request (headers lower-cased, body) in :attr:`ScriptedServer.requests`.
+Never a mock: :class:`ScriptedServer` is a real HTTP server a real client talks to, with
+replies from a function of the request and cached tokens reported as vLLM reports them, so the
+proxy's cost is measured against a cache that behaves like one.
 """
 
 from __future__ import annotations
@@ -44,7 +40,16 @@ def render_prompt(body: dict[str, Any]) -> str:
 
 
 class ScriptedServer:
-    """A threaded HTTP server; use as a context manager (starts and stops it)."""
+    """A threaded HTTP server; use as a context manager (starts and stops it).
+
+    It answers ``/v1/chat/completions`` (streamed or not) and ``/v1/models`` on the loopback
+    address, with replies from a function of the request. Its prefix cache works like vLLM's
+    automatic prefix caching (:meth:`usage`): the prompt is rendered with a ChatML-like template,
+    cut into tokens of 4 characters and blocks of 16 tokens; a block is served from the cache
+    when its whole prefix was seen before. ``usage.prompt_tokens_details.cached_tokens`` reports
+    that, as vLLM does. It records every request (headers lower-cased, body) in
+    :attr:`requests`.
+    """
 
     def __init__(self, reply: ReplyFn = echo_reply, *, chunk_delay: float = 0.0) -> None:
         self.reply = reply

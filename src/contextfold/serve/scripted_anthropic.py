@@ -1,15 +1,8 @@
 """A scripted Anthropic Messages server with Anthropic's prompt caching, for tests and benchmarks.
 
-:class:`ScriptedAnthropic` answers ``POST /v1/messages`` (streamed in Anthropic's event
-sequence, or not), ``POST /v1/messages/count_tokens`` and ``GET /v1/models`` on the loopback
-address, with replies scripted like :class:`~contextfold.models.ScriptedModel`'s (a list used in
-order, or a function of the request body). It checks what the real API checks before it
-answers (``x-api-key`` or a bearer token, ``anthropic-version``, the body:
-:mod:`contextfold.serve.scripted_anthropic_checks`) and answers errors in Anthropic's shape
-(``{"type": "error", "error": {"type", "message"}, "request_id"}``). Usage reports
-``input_tokens``, ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` from a
-:class:`~contextfold.serve.scripted_cache.BreakpointCache`. Thinking blocks it sends are signed,
-and a thinking block sent back with another signature is refused, as the real API does.
+A real HTTP server the anthropic SDK and Claude Code talk to (:class:`ScriptedAnthropic`): it
+refuses what the real API refuses and reports cache reads and writes as it does, so a proxy
+that rewrites a conversation wrongly, or breaks its cache, fails a test.
 """
 
 from __future__ import annotations
@@ -72,7 +65,20 @@ def echo(body: dict[str, Any]) -> AnthropicReply:
 
 
 class ScriptedAnthropic(ScriptedHTTP):
-    """An Anthropic-style upstream; :attr:`url` is the SDK's ``base_url`` (no ``/v1``)."""
+    """An Anthropic-style upstream; :attr:`url` is the SDK's ``base_url`` (no ``/v1``).
+
+    It answers ``POST /v1/messages`` (streamed in Anthropic's event sequence, or not),
+    ``POST /v1/messages/count_tokens`` and ``GET /v1/models`` on the loopback address, with
+    replies scripted like :class:`~contextfold.models.ScriptedModel`'s (a list used in order, or
+    a function of the request body). It checks what the real API checks before it answers
+    (``x-api-key`` or a bearer token, ``anthropic-version``, the body:
+    :mod:`contextfold.serve.scripted_anthropic_checks`) and answers errors in Anthropic's shape
+    (``{"type": "error", "error": {"type", "message"}, "request_id"}``). Usage reports
+    ``input_tokens``, ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` from a
+    :class:`~contextfold.serve.scripted_cache.BreakpointCache`. Thinking blocks it sends are
+    signed, and a thinking block sent back with another signature is refused, as the real API
+    does.
+    """
 
     def __init__(
         self,

@@ -1,16 +1,7 @@
 """The prefix caches of the scripted upstreams, each reporting as its provider does.
 
-:class:`BreakpointCache` works like Anthropic's prompt caching: the prompt is a list of blocks
-(tools, then system blocks, then each message's content blocks); a prefix is written to the
-cache only at a block carrying ``cache_control`` (a breakpoint), and read only through one: for
-each breakpoint the longest cached prefix ending at it or at one of the 20 blocks before it is
-read. Tokens up to the last breakpoint that were not read are written; tokens after it are plain
-input. A prefix shorter than ``min_tokens`` (1,024 for Sonnet and Opus) is never cached.
-
-:class:`AutomaticCache` works like OpenAI's automatic prefix caching: no markers; a prompt of at
-least 1,024 tokens is cached in its first 1,024 tokens and then in steps of 128, and the
-longest exact prefix seen before is reported as ``cached_tokens``.
-
+:class:`BreakpointCache` works like Anthropic's prompt caching, :class:`AutomaticCache` like
+OpenAI's, so what the proxy's views cost under each provider's rules is measured, not guessed.
 Both count 4 characters a token. Entries never expire (the providers keep them for minutes).
 """
 
@@ -85,7 +76,15 @@ def anthropic_blocks(body: dict[str, Any]) -> list[tuple[str, bool]]:
 
 
 class BreakpointCache:
-    """Anthropic-style prompt caching: written and read only at ``cache_control`` breakpoints."""
+    """Anthropic-style prompt caching: written and read only at ``cache_control`` breakpoints.
+
+    The prompt is a list of blocks (tools, then system blocks, then each message's content
+    blocks: :func:`anthropic_blocks`); a prefix is written to the cache only at a block carrying
+    ``cache_control`` (a breakpoint), and read only through one: for each breakpoint the longest
+    cached prefix ending at it or at one of the 20 blocks before it is read. Tokens up to the
+    last breakpoint that were not read are written; tokens after it are plain input. A prefix
+    shorter than ``min_tokens`` (1,024 for Sonnet and Opus) is never cached.
+    """
 
     def __init__(self, *, min_tokens: int = 1024) -> None:
         self.min_tokens = min_tokens
@@ -119,7 +118,11 @@ class BreakpointCache:
 
 
 class AutomaticCache:
-    """OpenAI-style automatic prefix caching over the prompt's text."""
+    """OpenAI-style automatic prefix caching over the prompt's text.
+
+    No markers: a prompt of at least 1,024 tokens is cached in its first 1,024 tokens and then
+    in steps of 128, and the longest exact prefix seen before is reported as ``cached_tokens``.
+    """
 
     def __init__(self, *, min_tokens: int = 1024, step_tokens: int = 128) -> None:
         self.min_tokens = min_tokens

@@ -1,16 +1,8 @@
 """A scripted OpenAI Responses server with automatic prefix caching, for tests and benchmarks.
 
-:class:`ScriptedResponses` answers ``POST /v1/responses`` (streamed in OpenAI's event
-sequence, or not), ``GET`` and ``DELETE /v1/responses/{id}`` and ``GET /v1/models`` on the
-loopback address, with replies scripted like :class:`~contextfold.models.ScriptedModel`'s (a
-list used in order, or a function of the request body and its whole input). It is stateful as
-OpenAI is: a response is kept unless ``store`` is false, and ``previous_response_id`` continues
-from it (its input and output come before the new input; its instructions do not carry over;
-an unknown id is a 404). It checks the bearer token and the body
-(:mod:`contextfold.serve.scripted_responses_checks`) and answers errors in OpenAI's shape
-(``{"error": {"message", "type", "param", "code"}}``). Usage reports
-``input_tokens_details.cached_tokens`` from an
-:class:`~contextfold.serve.scripted_cache.AutomaticCache`.
+A real HTTP server the openai SDK and Codex CLI talk to (:class:`ScriptedResponses`), stateful
+as OpenAI is: it refuses what the real API refuses and reports cached tokens as it does, so a
+proxy that rewrites a conversation wrongly, or breaks its cache, fails a test.
 """
 
 from __future__ import annotations
@@ -83,7 +75,20 @@ def echo(body: dict[str, Any]) -> ResponsesReply:
 
 
 class ScriptedResponses(ScriptedHTTP):
-    """A Responses-style upstream; :attr:`url` is the SDK's ``base_url`` (ends in ``/v1``)."""
+    """A Responses-style upstream; :attr:`url` is the SDK's ``base_url`` (ends in ``/v1``).
+
+    It answers ``POST /v1/responses`` (streamed in OpenAI's event sequence, or not), ``GET`` and
+    ``DELETE /v1/responses/{id}`` and ``GET /v1/models`` on the loopback address, with replies
+    scripted like :class:`~contextfold.models.ScriptedModel`'s (a list used in order, or a
+    function of the request body and its whole input). It is stateful as OpenAI is: a response
+    is kept unless ``store`` is false, and ``previous_response_id`` continues from it (its input
+    and output come before the new input; its instructions do not carry over; an unknown id is a
+    404). It checks the bearer token and the body
+    (:mod:`contextfold.serve.scripted_responses_checks`) and answers errors in OpenAI's shape
+    (``{"error": {"message", "type", "param", "code"}}``). Usage reports
+    ``input_tokens_details.cached_tokens`` from an
+    :class:`~contextfold.serve.scripted_cache.AutomaticCache`.
+    """
 
     def __init__(
         self,

@@ -1,12 +1,8 @@
 """What the scripted Responses upstream refuses, with the real API's messages, and its prompt.
 
-The checks a proxy can get wrong when it rewrites a conversation: the model and the input's
-shape, item and content-part types (an assistant message holds ``output_text`` or ``refusal``),
-every function or custom tool call answered by its output and no output without its call, and
-reasoning items passed back exactly as received (their ``encrypted_content`` checks). Each
-problem is an :class:`Problem` naming the parameter (``input[3].content[0]``), as OpenAI does.
-:func:`prompt_text` is the text the prompt cache sees: ids and statuses left out, so a client
-that resends the whole input statelessly hits the same prefix as a ``previous_response_id``.
+The checks are those a proxy can get wrong when it rewrites a conversation (:func:`check_body`,
+:func:`check_input`), each problem an :class:`Problem` naming the parameter
+(``input[3].content[0]``), as OpenAI does; :func:`prompt_text` is the text the prompt cache sees.
 """
 
 from __future__ import annotations
@@ -83,7 +79,14 @@ def check_body(body: dict[str, Any]) -> Problem | None:
 
 
 def check_input(items: list[Any]) -> Problem | None:
-    """The first problem of the whole input (earlier responses' items included)."""
+    """The first problem of the whole input (earlier responses' items included).
+
+    The checks a proxy can get wrong when it rewrites a conversation: item and content-part
+    types (an assistant message holds ``output_text`` or ``refusal``), every function or custom
+    tool call answered by its output and no output without its call, and reasoning items passed
+    back exactly as received (their ``encrypted_content`` checks); the model and the input's
+    shape are :func:`check_body`'s.
+    """
     for i, item in enumerate(items):
         problem = _item(item, f"input[{i}]")
         if problem is not None:
@@ -167,7 +170,11 @@ def _canonical(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def prompt_text(body: dict[str, Any], items: list[dict[str, Any]]) -> str:
-    """The prompt as the cache sees it: tools, instructions, then each input item."""
+    """The prompt as the cache sees it: tools, instructions, then each input item.
+
+    Ids and statuses are left out, so a client that resends the whole input statelessly hits
+    the same prefix as a ``previous_response_id``.
+    """
     parts = [json.dumps(body.get("tools") or [], sort_keys=True), str(body.get("instructions"))]
     parts += [json.dumps(_canonical(item), sort_keys=True) for item in items]
     return "\n".join(parts)

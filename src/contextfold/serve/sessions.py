@@ -1,36 +1,8 @@
 """Sessions of the proxy: which stored history a request continues, and its two-phase append.
 
-Threads (see :mod:`contextfold.serve.worker`): the index, the claims and every store call run
-on the proxy's one session thread, in arrival order, each quick, so each SQLite connection
-stays on the thread that opened it. A session's strategy work (append and observe, fold,
-render, its tools) runs on a worker thread under the session's own lock
-(:meth:`SessionManager.extend`), so a slow fold holds up only its own session's request,
-never another session's.
-
-Matching (:mod:`~contextfold.serve.index`): the stored session a conversation continues, or
-a new branch. A request identical to one in flight (the same whole conversation: a client's
-retry) joins it (:class:`~contextfold.serve.turns.Growth`): it sends the same view and keeps
-its own calls, and the conversation is stored once.
-
-Two phases: :meth:`SessionManager.claim` and :meth:`SessionManager.extend` append the new steps
-through a :class:`~contextfold.serve.buffered.BufferedStore`; :meth:`SessionManager.commit`
-writes them when a request has succeeded (the first of a growth's members; each member's calls
-at its own commit). When every member failed, nothing is written and nothing is undone yet:
-the session keeps its unwritten steps (and folds) in memory and in its buffer, the way the
-failed request left them. The next request, nearly always the client's retry, continues from
-there when its conversation holds those steps, so a failed request costs no more than a good
-one and a retry does not fold again; a request that does not hold them first puts the session
-back as stored, from memory (:func:`~contextfold.serve.turns.rebuild`: no store read).
-
-Replicas (several proxies on one :class:`~contextfold.core.protocols.SharedStore`): before each
-request the manager polls the store's step counts and reopens the sessions other replicas
-created or extended, so requests of one conversation may alternate between replicas. Two
-replicas that use the same session at once race in the database: each write of a turn checks
-the session's step count (a step its index, a call record the steps its prompt held), and the
-loser's turn is written instead as a new branch (see :mod:`~contextfold.serve.replicas`), as a
-busy session branches within one proxy. So a turn that adds no step (a client's retry) and
-whose session another replica extended meanwhile keeps its call in a branch holding exactly
-the steps the call was sent, never in the moved-on session under a stale index.
+A request's steps, folds and calls are buffered and written only once it has succeeded, so a
+failed request leaves nothing stored and its retry does not fold again; a session's strategy
+work runs under its own lock, so a slow fold holds up only that session (:class:`SessionManager`).
 """
 
 from __future__ import annotations
@@ -80,7 +52,37 @@ class Claim:
 
 
 class SessionManager(SessionIndex):
-    """The sessions of one store and the requests in flight on them."""
+    """The sessions of one store and the requests in flight on them.
+
+    Threads (see :mod:`contextfold.serve.worker`): the index, the claims and every store call
+    run on the proxy's one session thread, in arrival order, each quick, so each SQLite
+    connection stays on the thread that opened it. A session's strategy work (append and
+    observe, fold, render, its tools) runs on a worker thread under the session's own lock
+    (:meth:`extend`), so a slow fold holds up only its own session's request, never another
+    session's.
+
+    Two phases: :meth:`claim` and :meth:`extend` append the new steps through a
+    :class:`~contextfold.serve.buffered.BufferedStore`; :meth:`commit` writes them when a
+    request has succeeded (the first of a growth's members; each member's calls at its own
+    commit). When every member failed, nothing is written and nothing is undone yet: the
+    session keeps its unwritten steps (and folds) in memory and in its buffer, the way the
+    failed request left them. The next request, nearly always the client's retry, continues
+    from there when its conversation holds those steps, so a failed request costs no more than
+    a good one and a retry does not fold again; a request that does not hold them first puts
+    the session back as stored, from memory (:func:`~contextfold.serve.turns.rebuild`: no store
+    read).
+
+    Replicas (several proxies on one :class:`~contextfold.core.protocols.SharedStore`): before
+    each request the manager polls the store's step counts and reopens the sessions other
+    replicas created or extended, so requests of one conversation may alternate between
+    replicas. Two replicas that use the same session at once race in the database: each write
+    of a turn checks the session's step count (a step its index, a call record the steps its
+    prompt held), and the loser's turn is written instead as a new branch (see
+    :mod:`~contextfold.serve.replicas`), as a busy session branches within one proxy. So a turn
+    that adds no step (a client's retry) and whose session another replica extended meanwhile
+    keeps its call in a branch holding exactly the steps the call was sent, never in the
+    moved-on session under a stale index.
+    """
 
     def __init__(
         self,
@@ -119,7 +121,13 @@ class SessionManager(SessionIndex):
 
     def claim(self, conv: Conversation, family: str) -> Claim:
         """The session ``conv`` continues (found, branched, or joined: an identical request
-        is in flight), marked busy. On the session thread; nothing of the strategy runs."""
+        is in flight), marked busy. On the session thread; nothing of the strategy runs.
+
+        Matching (:class:`~contextfold.serve.index.SessionIndex`): the stored session a
+        conversation continues, or a new branch. A request identical to one in flight (the same
+        whole conversation: a client's retry) joins it (:class:`~contextfold.serve.turns.Growth`):
+        it sends the same view and keeps its own calls, and the conversation is stored once.
+        """
         self.sync()
         if self.ends is not None:
             self.ends.sweep(self.sessions)
@@ -241,9 +249,9 @@ class SessionManager(SessionIndex):
 
     def leave(self, session: Session, growth: Growth) -> None:
         """A member of ``growth`` failed, or its client hung up; the last one to leave
-        releases the session, keeping what the growth appended unwritten (see the module's
-        docstring). On the session thread, after the growth's leader has extended (or failed
-        to)."""
+        releases the session, keeping what the growth appended unwritten (the two phases:
+        :class:`SessionManager`). On the session thread, after the growth's leader has extended
+        (or failed to)."""
         self._leave_member(session, growth)
 
     def _put_back(self, session: Session) -> None:

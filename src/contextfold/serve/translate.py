@@ -1,14 +1,9 @@
 """Anthropic Messages and OpenAI Responses requests sent to a Chat Completions upstream.
 
-The conversation is the same in every API (:mod:`.exchange`); what differs is the rest of a
-request: its options, its tools and its ``tool_choice``. Those a Chat Completions server has
-are translated (``max_tokens``, ``temperature``, ``top_p``, stop sequences, function tools, a
-JSON-schema output format). A tool that runs on the provider's own servers (Anthropic's or
-OpenAI's web search, which Codex always offers) cannot be given to a Chat Completions server:
-it is left out of the upstream's tools, and the proxy logs it once per kind. A Responses
-custom tool (free-form text input, as Codex's ``apply_patch``) becomes a function taking one
-string ``input``, and its calls are read back as text; ``local_shell`` becomes a function
-taking the action. The model's reply is read back into the one conversation model.
+The conversation is the same in every API (:mod:`.exchange`), so only the rest of a request is
+translated: its options (:func:`chat_base`), its tools (:func:`chat_tools`) and its
+``tool_choice``; the model's reply is read back into the one conversation model
+(:func:`from_chat`). So a Chat Completions server (or the embedded model) serves all three APIs.
 """
 
 from __future__ import annotations
@@ -50,7 +45,15 @@ _RESPONSES_TOOLS = ("function", "custom", "local_shell")
 
 def chat_tools(request: ClientRequest) -> list[dict[str, Any]]:
     """The client's tools as Chat Completions function tools (those a Chat Completions
-    server can be given)."""
+    server can be given).
+
+    A tool that runs on the provider's own servers (Anthropic's or OpenAI's web search, which
+    Codex always offers) cannot be given to a Chat Completions server: it is left out of the
+    upstream's tools, and the proxy logs it once per kind. A Responses custom tool (free-form
+    text input, as Codex's ``apply_patch``) becomes a function taking one string ``input``, and
+    its calls are read back as text (:func:`from_chat`); ``local_shell`` becomes a function
+    taking the action.
+    """
     if request.api == "chat":
         return list(request.tools)
     out = []
@@ -83,7 +86,9 @@ def _function(api: str, tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def chat_base(request: ClientRequest) -> dict[str, Any]:
-    """The options of a Chat Completions body for ``request`` (no messages, tools or stream)."""
+    """The options of a Chat Completions body for ``request`` (no messages, tools or stream):
+    those a Chat Completions server has are translated (``max_tokens``, ``temperature``,
+    ``top_p``, stop sequences, a JSON-schema output format, ``tool_choice``)."""
     body = request.body
     if request.api == "chat":
         return {k: v for k, v in body.items() if k not in ("stream_options", "messages", "tools")}

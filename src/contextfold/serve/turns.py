@@ -1,16 +1,8 @@
 """What the proxy holds of a session, and of the requests in flight on it.
 
-A :class:`Session` is one stored conversation branch: its history (written through a
-:class:`~contextfold.serve.buffered.BufferedStore`), the strategy rendering it, the hash chain
-of its steps, and how much of it is in the store. While requests use it, it has a
-:class:`Growth`: the steps one request appended for them all (buffered until one succeeds)
-and the view they all send, so identical concurrent requests share one extension instead of
-each storing its own copy. Each request's own part is a :class:`Turn`: the view, and the
-upstream calls it made.
-
-One writer per session: only the request that claimed a session (its growth's leader)
-appends, observes, folds and renders, under the session's lock, on a worker thread; the
-members that joined it call the strategy's tools under the same lock.
+A :class:`Session` (one stored branch), its :class:`Growth` (the requests in flight sending the
+same conversation, which share one extension instead of each storing its own copy) and each
+request's :class:`Turn`. One writer per session: only the growth's leader appends and folds.
 """
 
 from __future__ import annotations
@@ -37,7 +29,14 @@ _MAX_ARGUMENTS = 64 * 1024
 
 @dataclass(slots=True)
 class Growth:
-    """The requests in flight on one session, sending the same conversation."""
+    """The requests in flight on one session, sending the same conversation.
+
+    The steps one request appended for them all (buffered until one succeeds) and the view they
+    all send, so identical concurrent requests share one extension instead of each storing its
+    own copy. One writer per session: only the request that claimed the session (the growth's
+    leader) appends, observes, folds and renders, under the session's lock, on a worker thread;
+    the members that joined it call the strategy's tools under the same lock.
+    """
 
     end: str
     """The hash of the whole conversation they send (what an identical request matches)."""
@@ -56,7 +55,9 @@ class Growth:
 
 @dataclass(slots=True)
 class Session:
-    """One stored conversation branch and the strategy rendering it."""
+    """One stored conversation branch and the strategy rendering it: its history (written
+    through a :class:`~contextfold.serve.buffered.BufferedStore`), the hash chain of its steps,
+    and how much of it is in the store; while requests use it, its :class:`Growth`."""
 
     id: str
     family: str
@@ -81,7 +82,8 @@ class Session:
 
 @dataclass(slots=True)
 class Turn:
-    """One request's part of a growth, from the view it sends to commit or discard."""
+    """One request's part of a growth, from the view it sends to commit or discard: the view,
+    and the upstream calls it made."""
 
     session: Session
     growth: Growth

@@ -1,15 +1,8 @@
 """The model server behind the proxy: a URL speaking one API (httpx), or the embedded model.
 
-An :class:`Upstream` answers a body of its API (its :attr:`Upstream.wire`: Chat Completions,
-Anthropic Messages or OpenAI Responses) whole (:meth:`Upstream.complete`) or as a
-:class:`ChunkStream` of server-sent events, each its name and data (:meth:`Upstream.stream`,
-which raises before the first event when the upstream refuses). Failures are
-:class:`~contextfold.serve.errors.UpstreamError` s carrying the upstream's own message. The
-client's credentials travel with each call and are never kept.
-
-:class:`HttpUpstream` holds one pool of at most ``max_connections`` connections that every
-session shares (``--max-upstream-connections``); a call that finds them all busy waits
-``pool_wait`` seconds for one, then is refused with a 503 (:data:`POOL_EXHAUSTED`).
+One :class:`Upstream` contract for both, so the proxy sends a view the same way wherever it
+goes; failures carry the upstream's own message, and the client's credentials travel with each
+call and are never kept.
 """
 
 from __future__ import annotations
@@ -48,7 +41,15 @@ class ChunkStream(Protocol):
 
 
 class Upstream(Protocol):
-    """Where the proxy sends the views it renders."""
+    """Where the proxy sends the views it renders.
+
+    It answers a body of its API (its :attr:`wire`: Chat Completions, Anthropic Messages or
+    OpenAI Responses) whole (:meth:`complete`) or as a :class:`ChunkStream` of server-sent
+    events, each its name and data (:meth:`stream`, which raises before the first event when
+    the upstream refuses). Failures are :class:`~contextfold.serve.errors.UpstreamError` s
+    carrying the upstream's own message. The client's credentials travel with each call and are
+    never kept.
+    """
 
     @property
     def name(self) -> str: ...
@@ -78,7 +79,12 @@ class Upstream(Protocol):
 class HttpUpstream:
     """A server at ``base_url`` (``http://host:port/v1``) speaking ``wire``'s API (Chat
     Completions unless told). Its ``name``, which every message shows, is the URL with any
-    password redacted."""
+    password redacted.
+
+    It holds one pool of at most ``max_connections`` connections that every session shares
+    (``--max-upstream-connections``); a call that finds them all busy waits ``pool_wait``
+    seconds for one, then is refused with a 503 (:data:`POOL_EXHAUSTED`).
+    """
 
     def __init__(
         self,
