@@ -213,7 +213,8 @@ def _readable(before: dict[str, Any], after: dict[str, Any]) -> tuple[int, bool]
     ``before`` marked that ``after`` still has, with a mark of ``after`` within the 20-block
     lookback after it), and whether that block was the proxy's (not the system's nor the
     newest message's)."""
-    from contextfold.serve.scripted_cache import LOOKBACK_BLOCKS, anthropic_blocks
+    from contextfold.serve.scripted_cache import LOOKBACK_BLOCKS
+    from contextfold.serve.scripted_prompt import anthropic_blocks
 
     old, new = anthropic_blocks(before), anthropic_blocks(after)
     pairs = enumerate(zip(old, new, strict=False))

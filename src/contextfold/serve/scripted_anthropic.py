@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from contextfold.serve.scripted_anthropic_checks import check_body, sign
-from contextfold.serve.scripted_cache import Bill, BreakpointCache, CacheUsage, anthropic_blocks
+from contextfold.serve.scripted_cache import Bill, BreakpointCache, CacheUsage
 from contextfold.serve.scripted_http import (
     Answer,
     Received,
@@ -21,6 +21,11 @@ from contextfold.serve.scripted_http import (
     ScriptedHTTP,
     ScriptEnded,
     tokens,
+)
+from contextfold.serve.scripted_prompt import (
+    anthropic_block_text,
+    anthropic_blocks,
+    generated_tokens,
 )
 
 __all__ = ["AnthropicReply", "ScriptedAnthropic", "echo", "text", "thinking", "tool_use"]
@@ -161,7 +166,7 @@ class ScriptedAnthropic(ScriptedHTTP):
         content = self._blocks(reply)
         cached = self.cache.lookup(str(body["model"]), anthropic_blocks(body))
         stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
-        out = tokens(json.dumps(content))
+        out = generated_tokens([anthropic_block_text(b) for b in content])
         self.bills.append(Bill(cached, out))
         message = {
             "id": f"msg_scripted{next(self._ids)}",

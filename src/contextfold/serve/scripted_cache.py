@@ -2,21 +2,21 @@
 
 :class:`BreakpointCache` works like Anthropic's prompt caching, :class:`AutomaticCache` like
 OpenAI's, so what the proxy's views cost under each provider's rules is measured, not guessed.
-Both count 4 characters a token. Entries never expire (the providers keep them for minutes).
+Both count 4 characters a token of the prompt as the model reads it
+(:mod:`~contextfold.serve.scripted_prompt`). Entries never expire (the providers keep them for
+minutes).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 from contextfold.core.meter import PriceTable
 from contextfold.serve.scripted_http import CHARS_PER_TOKEN, tokens
 
-__all__ = ["AutomaticCache", "Bill", "BreakpointCache", "CacheUsage", "anthropic_blocks"]
+__all__ = ["AutomaticCache", "Bill", "BreakpointCache", "CacheUsage"]
 
 LOOKBACK_BLOCKS = 20
 """Anthropic checks for a hit at the breakpoint and up to about 20 blocks before it."""
@@ -49,37 +49,12 @@ class Bill:
         return (spent + c.written * prices.cache_write + self.output * prices.output) / 1e6
 
 
-def _plain(block: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in block.items() if k != "cache_control"}
-
-
-def anthropic_blocks(body: dict[str, Any]) -> list[tuple[str, bool]]:
-    """The cacheable blocks of a Messages request in prompt order: each block's text (without
-    its marker; a new message's first block names the role) and whether it is a breakpoint."""
-    out: list[tuple[str, bool]] = []
-    for tool in body.get("tools") or []:
-        out.append((json.dumps(["tool", _plain(tool)], sort_keys=True), "cache_control" in tool))
-    system = body.get("system")
-    for block in [{"type": "text", "text": system}] if isinstance(system, str) else system or []:
-        out.append(
-            (json.dumps(["system", _plain(block)], sort_keys=True), "cache_control" in block)
-        )
-    for message in body.get("messages") or []:
-        content = message.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        for i, block in enumerate(blocks or []):
-            head = message.get("role") if i == 0 else ""
-            out.append(
-                (json.dumps([head, _plain(block)], sort_keys=True), "cache_control" in block)
-            )
-    return out
-
-
 class BreakpointCache:
     """Anthropic-style prompt caching: written and read only at ``cache_control`` breakpoints.
 
     The prompt is a list of blocks (tools, then system blocks, then each message's content
-    blocks: :func:`anthropic_blocks`); a prefix is written to the cache only at a block carrying
+    blocks: :func:`~contextfold.serve.scripted_prompt.anthropic_blocks`); a prefix is written
+    to the cache only at a block carrying
     ``cache_control`` (a breakpoint), and read only through one: for each breakpoint the longest
     cached prefix ending at it or at one of the 20 blocks before it is read. Tokens up to the
     last breakpoint that were not read are written; tokens after it are plain input. A prefix

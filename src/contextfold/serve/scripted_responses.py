@@ -20,13 +20,12 @@ from contextfold.serve.scripted_http import (
     Script,
     ScriptedHTTP,
     ScriptEnded,
-    tokens,
 )
+from contextfold.serve.scripted_prompt import generated_tokens, response_item_text, responses_prompt
 from contextfold.serve.scripted_responses_checks import (
     Problem,
     check_body,
     check_input,
-    prompt_text,
     seal,
 )
 from contextfold.serve.scripted_responses_events import stream_events
@@ -200,8 +199,8 @@ class ScriptedResponses(ScriptedHTTP):
         output = self._items(
             reply, encrypted="reasoning.encrypted_content" in body.get("include", [])
         )
-        cached = self.cache.lookup(prompt_text(body, items))
-        out = tokens(json.dumps(output))
+        cached = self.cache.lookup(responses_prompt(body, items))
+        out = generated_tokens([response_item_text(item) for item in output])
         self.bills.append(Bill(cached, out))
         return {
             "id": f"resp_scripted{next(self._ids)}",

@@ -1,8 +1,8 @@
-"""What the scripted Responses upstream refuses, with the real API's messages, and its prompt.
+"""What the scripted Responses upstream refuses, with the real API's messages.
 
 The checks are those a proxy can get wrong when it rewrites a conversation (:func:`check_body`,
 :func:`check_input`), each problem an :class:`Problem` naming the parameter
-(``input[3].content[0]``), as OpenAI does; :func:`prompt_text` is the text the prompt cache sees.
+(``input[3].content[0]``), as OpenAI does.
 """
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Problem", "check_body", "check_input", "prompt_text", "seal"]
+__all__ = ["Problem", "check_body", "check_input", "seal"]
 
 _SECRET = b"contextfold-scripted-responses"
 ITEM_TYPES = {
@@ -154,27 +153,3 @@ def _pairs(items: list[dict[str, Any]]) -> Problem | None:
                 "input",
             )
     return None
-
-
-def _canonical(item: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in item.items() if k not in {"id", "status"}}
-    out.setdefault("type", "message")
-    content = out.get("content")
-    if out["type"] == "message" and isinstance(content, str):
-        out["content"] = [{"type": "text", "text": content}]
-    elif out["type"] == "message" and isinstance(content, list):
-        out["content"] = [
-            {"type": "text", "text": p["text"]} if "text" in p else p for p in content
-        ]
-    return out
-
-
-def prompt_text(body: dict[str, Any], items: list[dict[str, Any]]) -> str:
-    """The prompt as the cache sees it: tools, instructions, then each input item.
-
-    Ids and statuses are left out, so a client that resends the whole input statelessly hits
-    the same prefix as a ``previous_response_id``.
-    """
-    parts = [json.dumps(body.get("tools") or [], sort_keys=True), str(body.get("instructions"))]
-    parts += [json.dumps(_canonical(item), sort_keys=True) for item in items]
-    return "\n".join(parts)
