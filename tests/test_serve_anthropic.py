@@ -205,6 +205,57 @@ def test_a_view_that_changes_only_at_advances_reads_its_prefix_from_the_cache() 
     assert beyond_client >= 2  # advances that read the settled prefix through the proxy's mark
 
 
+def test_an_advance_past_the_lookback_reads_what_the_previous_settled_part_cached() -> None:
+    """An advance that moves refold's boundary on by more than the 20 blocks Anthropic looks
+    back still reads the prefix the previous view's settled part cached: the proxy marks that
+    block too. Each call reads at least the longest prefix, through any block the call before
+    it marked, that the two calls share."""
+    system = [{"type": "text", "text": "You fix bugs in Python. " * 220, "cache_control": _MARK}]
+    with (
+        ScriptedAnthropic(lambda body: "ok") as up,
+        proxy_for(up, "anthropic", strategy="refold advance=fixed every=12") as proxy,
+    ):
+        client = anthropic_client(proxy)
+        for n in range(1, 31):
+            client.messages.create(
+                model="claude-test",
+                max_tokens=16,
+                system=system,
+                messages=_claude_code_marks(_steps(n, 30)),
+            )
+        strategy = next(iter(proxy.proxy.manager.sessions.values())).strategy
+    assert strategy.advances >= 2  # type: ignore[attr-defined]
+    bodies, bills = up.calls, up.bills
+    assert all(len(marked(b)) <= 4 for b in bodies)
+    far = 0
+    for k in range(1, len(bodies)):
+        shared, near = _shared_mark(bodies[k - 1], bodies[k])
+        assert bills[k].cached.read >= shared > 0
+        far += not near
+    assert far >= 2  # advances whose shared prefix ends beyond the lookback of the newest marks
+
+
+def _shared_mark(before: dict[str, Any], after: dict[str, Any]) -> tuple[int, bool]:
+    """The tokens through the last block ``before`` marked that ``after`` still has (its
+    prefix unchanged), and whether ``after`` has a client mark or the proxy's newest within
+    the lookback after it without the previous settled part's mark."""
+    from contextfold.serve.scripted_cache import LOOKBACK_BLOCKS
+    from contextfold.serve.scripted_prompt import anthropic_blocks
+
+    old, new = anthropic_blocks(before), anthropic_blocks(after)
+    pairs = enumerate(zip(old, new, strict=False))
+    same = next((i for i, (a, b) in pairs if a[0] != b[0]), min(len(old), len(new)))
+    ends = [0]
+    for text_, _ in new:
+        ends.append(ends[-1] + -(-len(text_) // 4))
+    shared = [i for i, (_, mark) in enumerate(old[:same]) if mark and ends[i + 1] >= 1024]
+    if not shared:
+        return 0, True
+    last = shared[-1]
+    others = [j for j, (_, mark) in enumerate(new) if mark and j != last]
+    return ends[last + 1], any(last <= j <= last + LOOKBACK_BLOCKS for j in others)
+
+
 _MARK = {"type": "ephemeral"}
 
 

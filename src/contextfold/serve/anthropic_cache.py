@@ -65,11 +65,12 @@ def place_breakpoints(
     written: Written,
     messages: Sequence[Message],
     provenance: Sequence[Provenance],
-    settled: int | None,
+    settled: tuple[int | None, int | None],
     marks: Marks,
 ) -> int:
-    """Mark ``written`` (``messages`` as Anthropic parameters, the view's ``provenance`` and
-    the first ``settled`` of them its settled part) in place; returns the marks set.
+    """Mark ``written`` (``messages`` as Anthropic parameters, the view's ``provenance``;
+    ``settled``: how many leading messages this view keeps as they are, and how many an
+    earlier call of the session cached) in place; returns the marks set.
 
     Anthropic caches a prompt's prefix only at a block marked ``cache_control`` (at most four
     per request), and reads a cached prefix only through such a mark (at it, or up to about 20
@@ -79,21 +80,27 @@ def place_breakpoints(
     same step, the same call answered; relabelled or not), and adds one of its own on the last
     block of the view's settled part (:attr:`~contextfold.core.view.View.settled`: for refold,
     everything before its boundary), so that part is written to the cache once and read from it
-    at every call until the strategy next rewrites it. Over the limit, the proxy's mark is kept
-    first, then the client's from the last one back. A client that marks nothing gets no mark.
+    at every call until the strategy next rewrites it. And one where an earlier call's cache
+    ends that this view still holds (:meth:`~contextfold.serve.turns.Session.cached_through`):
+    when the strategy rewrites part of its view (refold advancing) more than 20 blocks after
+    that, no other mark would read it. Over the limit, the proxy's settled mark is kept first,
+    then the client's last one, the earlier cache's, and the client's others from the last one
+    back. A client that marks nothing gets no mark.
     """
     if not marks.any:
         return 0
     client = _client_marks(written, messages, provenance, marks)
-    own = _settled_place(written, settled)
+    now, cached = settled
+    own = _settled_place(written, now)
+    earlier = _settled_place(written, cached)
     chosen: dict[Place, dict[str, Any]] = {}
     room = MAX_BREAKPOINTS - marks.tools
-    if own is not None and room > 0:
-        chosen[own] = client.get(own, marks.style())
-    for place in sorted(client, reverse=True):
+    order = sorted(client, reverse=True)
+    for place in [own, *order[:1], earlier, *order[1:]]:
         if len(chosen) >= room:
             break
-        chosen.setdefault(place, client[place])
+        if place is not None:
+            chosen.setdefault(place, client.get(place, marks.style()))
     for place, marker in chosen.items():
         _mark(written, place, marker)
     return len(chosen)

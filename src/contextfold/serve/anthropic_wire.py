@@ -53,7 +53,8 @@ class AnthropicWire:
         written = write_view(call.messages)
         if request.marks is not None:
             marks = request.marks
-            place_breakpoints(written, call.messages, call.provenance, call.settled, marks)
+            settled = (call.settled, call.cached_through)
+            place_breakpoints(written, call.messages, call.provenance, settled, marks)
         if written.system is not None:
             body["system"] = written.system
         body["messages"] = written.messages

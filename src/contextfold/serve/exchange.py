@@ -100,6 +100,9 @@ class Call:
     called_tools: list[dict[str, Any]] = field(default_factory=list)
     """The strategy's tools the messages already call (an earlier round's): an API that
     refuses calls of tools not defined (Anthropic's) is given them on the last round too."""
+    cached_through: int | None = None
+    """How many leading messages an earlier call of the session cached (marked, for APIs
+    whose caches read only at marks)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,8 @@ class Rounds:
     provenance: tuple[Provenance, ...] = ()
     hidden: frozenset[str] = frozenset()
     """Names of the strategy's tools the client did not define (never shown to it)."""
+    cached_through: int | None = None
+    """How many leading messages an earlier call cached (:attr:`Turn.cached_through`)."""
     done: int = 0
     texts: list[str] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
@@ -62,7 +64,9 @@ class Rounds:
         own = ours if request.offer_own else []
         view = turn.view
         messages = list(view.messages)
-        return cls(request, own, messages, max_rounds, view.settled, view.provenance, hidden)
+        rounds = cls(request, own, messages, max_rounds, view.settled, view.provenance, hidden)
+        rounds.cached_through = turn.cached_through
+        return rounds
 
     @property
     def last(self) -> bool:
@@ -74,7 +78,16 @@ class Rounds:
         own = [] if self.last else self.own
         called = self.own if len(self.messages) > len(self.provenance) else []
         messages = list(self.messages)
-        return Call(self.request, messages, own, stream, self.settled, self.provenance, called)
+        return Call(
+            self.request,
+            messages,
+            own,
+            stream,
+            self.settled,
+            self.provenance,
+            called,
+            cached_through=self.cached_through,
+        )
 
     def own_calls(self, message: AssistantMessage) -> list[ToolCall]:
         """The calls in ``message`` of the strategy's own tools."""

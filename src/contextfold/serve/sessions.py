@@ -165,10 +165,13 @@ class SessionManager(SessionIndex):
             session.strategy.observe(step, session.history)
         folds = self._fold(session)
         view = self._render(session)
+        cached = session.cached_through(view)
         history = session.history
         received = history.system_tokens + sum(s.total_tokens for s in history.steps)
         appended = len(history) - (0 if growth.created else k)
-        return Turn(session, growth, growth.created, appended, folds, view, received)
+        turn = Turn(session, growth, growth.created, appended, folds, view, received)
+        turn.cached_through = cached
+        return turn
 
     def call_tool(self, turn: Turn, name: str, arguments: str) -> str:
         """Answer a call of one of the strategy's own tools: its answer, or an error text the

@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from contextfold.core.history import History
+from contextfold.core.messages import Message, common_prefix
 from contextfold.core.protocols import SessionRecord, Strategy, ToolProvider
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View
 from contextfold.serve.buffered import BufferedStore
 from contextfold.serve.replicas import SentCall
 
-__all__ = ["Growth", "Session", "Turn", "rebuild", "tool_arguments"]
+__all__ = ["MARKS_KEPT", "Growth", "Session", "Turn", "rebuild", "tool_arguments"]
+
+MARKS_KEPT = 64
+"""How many of a session's earlier cache marks :meth:`Session.cached_through` remembers."""
 
 _MAX_ARGUMENTS = 64 * 1024
 """Characters of a strategy tool call's arguments read at most."""
@@ -74,6 +78,22 @@ class Session:
     lock: threading.Lock = field(default_factory=threading.Lock)
     stale: bool = False
     """A commit failed midway: the store may hold more than :attr:`committed` (reload it)."""
+    shown: Sequence[Message] = ()
+    """The latest view's messages."""
+    marked: list[int] = field(default_factory=list)
+    """Where the latest views' caches were marked: their settled parts' and whole lengths, in
+    messages (the latest :data:`MARKS_KEPT`, ascending)."""
+
+    def cached_through(self, view: View) -> int | None:
+        """How many leading messages of ``view`` an earlier call's cache holds: the longest
+        prefix marked before that the latest view shares with it (None: none); then ``view``
+        is the latest."""
+        shared = common_prefix(self.shown, view.messages)
+        through = max((p for p in self.marked if p <= shared), default=None)
+        new = {len(view.messages), view.settled or 0} - {0}
+        self.marked = sorted({*self.marked, *new})[-MARKS_KEPT:]
+        self.shown = view.messages
+        return through
 
     @property
     def busy(self) -> bool:
@@ -94,6 +114,9 @@ class Turn:
     received_tokens: int
     sent: list[SentCall] = field(default_factory=list)
     """The upstream calls of this turn (written at commit; again if moved to a branch)."""
+    cached_through: int | None = None
+    """How many leading messages of the view an earlier call cached
+    (:meth:`Session.cached_through`)."""
 
     @property
     def calls(self) -> int:
@@ -107,7 +130,16 @@ class Turn:
     def joined(self) -> Turn:
         """The turn of a request that joined this one's growth: the same view, no steps of
         its own, calls of its own."""
-        return Turn(self.session, self.growth, False, 0, 0, self.view, self.received_tokens)
+        return Turn(
+            self.session,
+            self.growth,
+            False,
+            0,
+            0,
+            self.view,
+            self.received_tokens,
+            cached_through=self.cached_through,
+        )
 
 
 def rebuild(session: Session, make_strategy: Callable[[], Strategy], counter: TokenCounter) -> None:
