@@ -3,7 +3,7 @@ as Anthropic Messages and as OpenAI Responses requests.
 
     .venv/bin/python -m benchmarks.protocol_cost [--set NAME]... [--api messages|responses]...
         [--limit N] [--stream] [--serve [-s refold] | --via URL --upstream-port PORT]
-        [--replay] [--json out.json]
+        [--replay] [--data DIR] [--json out.json]
 
 The runs of both shared sets (``tau2-sierra``, ``mini-swe-agent-dev``; ``--limit`` runs each)
 are sent call by call: before each recorded assistant turn, the conversation so far, as the
@@ -11,9 +11,11 @@ agent CLIs shape it (benchmarks/_wire.py: Claude Code's breakpoints on the syste
 the newest block for Messages, Codex's stateless whole input for Responses). Each call is sent
 twice, to two scripted upstreams of the API (contextfold.serve.scripted_anthropic, ..._responses)
 that answer with the recorded turn: one direct, one through the proxy. Each upstream bills
-what it served from its own prefix cache: Anthropic's (read only up to a breakpoint, reads
-0.1x and writes 1.25x the input price: price table ``default``) and OpenAI's (automatic, reads
-0.25x: ``openai``). The table gives each route's cost and via/direct per set and API.
+what it served from its own prefix cache, counting the prompt as the model reads it and the
+reply as it generates it (contextfold.serve.scripted_prompt): Anthropic's (read only up to a
+breakpoint, reads 0.1x and writes 1.25x the input price: price table ``default``) and OpenAI's
+(automatic, reads 0.25x: ``openai``). The table gives each route's cost and via/direct per set
+and API.
 
 Routes: without a proxy only direct is measured. ``--serve`` starts ``contextfold serve -s
 STRATEGY`` in-process (upstream ``anthropic:`` or ``responses:`` the via upstream), for a serve
@@ -21,7 +23,9 @@ that answers these routes. ``--via URL`` sends the via route to a proxy already 
 (its root, without ``/v1``), which must forward to the via upstream this script starts on
 127.0.0.1:``--upstream-port``, so it takes one ``--api``; ``--via`` pointed at that upstream
 itself checks the harness (via/direct is then 1 exactly). ``--replay`` adds what ``contextfold
-replay`` reports for the strategy against ``full`` on the same runs.
+replay`` reports for the strategy against ``full`` on the same runs, with its restores priced
+(its default) and without: the scripted upstreams answer with the recorded turn, so no call
+through the proxy restores anything, and the figure to compare via/direct with is the second.
 """
 
 from __future__ import annotations
@@ -54,7 +58,6 @@ from contextfold.core.meter import PRICE_TABLES
 from contextfold.importers import iter_trajectories
 from contextfold.importers.base import Trajectory
 from contextfold.serve.scripted_anthropic import ScriptedAnthropic
-from contextfold.serve.scripted_http import ScriptedHTTP
 from contextfold.serve.scripted_responses import ScriptedResponses
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -67,7 +70,7 @@ class Api:
     """How one API is sent, answered and priced."""
 
     name: str
-    upstream: Callable[..., ScriptedHTTP]
+    upstream: Callable[..., ScriptedAnthropic | ScriptedResponses]
     body: Callable[..., dict[str, Any]]
     reply: Callable[[dict[str, Any]], Any]
     path: str
@@ -128,8 +131,8 @@ class Figures:
     read_share: dict[str, float] = field(default_factory=dict)
 
 
-def runs(name: str, limit: int | None) -> list[Trajectory]:
-    items = [t for t in iter_trajectories([DATA / name]) if isinstance(t, Trajectory)]
+def runs(data: Path, name: str, limit: int | None) -> list[Trajectory]:
+    items = [t for t in iter_trajectories([data / name]) if isinstance(t, Trajectory)]
     return items[: limit or None]
 
 
@@ -200,7 +203,8 @@ def routes_for(api: Api, args: argparse.Namespace, stack: ExitStack) -> list[Rou
     if args.serve or args.via:
         via = Next()
         port = args.upstream_port if args.via else 0
-        behind = stack.enter_context(api.upstream(via, port=port))
+        behind = api.upstream(via, port=port)
+        stack.enter_context(behind)
         url = (
             args.via.rstrip("/").removesuffix("/v1")
             if args.via
@@ -211,7 +215,12 @@ def routes_for(api: Api, args: argparse.Namespace, stack: ExitStack) -> list[Rou
     return routes
 
 
-def serve(api: Api, upstream: ScriptedHTTP, args: argparse.Namespace, stack: ExitStack) -> str:
+def serve(
+    api: Api,
+    upstream: ScriptedAnthropic | ScriptedResponses,
+    args: argparse.Namespace,
+    stack: ExitStack,
+) -> str:
     """Starts ``contextfold serve`` in-process in front of ``upstream``; its root URL."""
     from contextfold.serve import ServeConfig
     from contextfold.serve.runner import ProxyThread
@@ -237,21 +246,26 @@ def probe(api: Api, route: Route) -> None:
     route.upstream.bills.clear()
 
 
-def replay_cut(name: str, strategy: str, limit: int | None, prices: str) -> float:
+def replay_cut(
+    data: Path, name: str, strategy: str, limit: int | None, prices: str, restores: bool
+) -> float:
     """``contextfold replay``'s cost of ``strategy`` as a multiple of ``full`` on the set."""
     cli = Path(sys.executable).parent / "contextfold"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "replay.json"
-        argv = [str(cli), "replay", str(DATA / name), "-s", "full", "-s", strategy]
+        argv = [str(cli), "replay", str(data / name), "-s", "full", "-s", strategy]
         argv += ["--prices", prices, "--json", str(out)] + (
             ["--limit", str(limit)] if limit else []
         )
+        argv += [] if restores else ["--no-restore-pricing"]
         subprocess.run(argv, check=True, capture_output=True, text=True)
         result: dict[str, Any] = json.loads(out.read_text())
     return float(result[strategy]["cost_usd"]) / float(result["full"]["cost_usd"])
 
 
-def table(results: dict[str, dict[str, dict[str, Figures]]], cuts: dict[str, float]) -> list[str]:
+def table(
+    results: dict[str, dict[str, dict[str, Figures]]], cuts: dict[str, tuple[float, ...]]
+) -> list[str]:
     head = f"{'set':19}{'api':10}{'calls':>7}{'direct $':>11}{'via $':>11}{'via/dir':>8}"
     rows = [head + f"{'read% d':>8}{'read% v':>8}", "-" * 80]
     for api, per_set in results.items():
@@ -267,40 +281,50 @@ def table(results: dict[str, dict[str, dict[str, Figures]]], cuts: dict[str, flo
                 figures += f"{100 * d.read_share[table_name]:>8.1f}"
                 figures += f"{100 * v.read_share[table_name]:>8.1f}"
             rows.append(f"{name[:18]:19}{api:10}{figures}")
-    for key, cut in cuts.items():
-        rows.append(f"replay {key}: {cut:.3f}x full")
+    for key, (priced, unpriced) in cuts.items():
+        rows.append(f"replay {key}: {priced:.3f}x full, {unpriced:.3f}x without restores")
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", action="append", dest="sets", choices=SETS)
-    parser.add_argument("--api", action="append", dest="apis", choices=tuple(APIS))
+    parser.add_argument(
+        "--set", action="append", dest="sets", choices=SETS, help="a set (default: both)"
+    )
+    parser.add_argument(
+        "--api", action="append", dest="apis", choices=tuple(APIS), help="default: both"
+    )
+    parser.add_argument("--data", type=Path, default=DATA, help="the recorded runs' folder")
     parser.add_argument("--limit", type=int, default=None, help="runs per set")
     parser.add_argument("--stream", action="store_true", help="send stream: true")
     parser.add_argument("--serve", action="store_true", help="start contextfold serve")
-    parser.add_argument("-s", "--strategy", default="refold")
+    parser.add_argument("-s", "--strategy", default="refold", help="serve's strategy")
     parser.add_argument("--via", default=None, help="a running proxy's root URL")
-    parser.add_argument("--upstream-port", type=int, default=8765)
-    parser.add_argument("--replay", action="store_true")
-    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--upstream-port", type=int, default=8765, help="the via upstream's port, for --via"
+    )
+    parser.add_argument(
+        "--replay", action="store_true", help="add replay's figures for the strategy"
+    )
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     apis = args.apis or list(APIS)
     if args.via and (args.serve or len(apis) != 1):
         parser.error("--via fronts one API's upstream: give one --api, and not --serve")
     console = Console(stderr=True)
-    sets = {name: runs(name, args.limit) for name in args.sets or SETS}
+    sets = {name: runs(args.data, name, args.limit) for name in args.sets or SETS}
     results = {}
     for name in apis:
         with ExitStack() as stack:
             routes = routes_for(APIS[name], args, stack)
             results[name] = measure(APIS[name], sets, routes, stream=args.stream, console=console)
-    cuts = {}
+    cuts: dict[str, tuple[float, ...]] = {}
     if args.replay:
         for name in sets:
             for prices in ("default", "openai"):
-                cuts[f"{args.strategy} {name} {prices}"] = replay_cut(
-                    name, args.strategy, args.limit, prices
+                cuts[f"{args.strategy} {name} {prices}"] = tuple(
+                    replay_cut(args.data, name, args.strategy, args.limit, prices, restores)
+                    for restores in (True, False)
                 )
     for line in table(results, cuts):
         print(line)

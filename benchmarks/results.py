@@ -6,7 +6,7 @@ hash of the data it read. The docs and the README include these files; nothing i
     .venv/bin/python benchmarks/results.py --check      # what make test checks
 
 ``samples`` replays the sessions bundled with the package (a second; anyone can reproduce
-it). ``replay``, ``refold``, ``learning`` and ``folders`` read the recorded runs in
+it). ``replay``, ``refold``, ``learning``, ``folders`` and ``serve`` read the recorded runs in
 ``--data`` (default ``../shared/data``, beside the repository; ``docs/results/index.md`` says
 where they come from): minutes. ``sufficiency`` runs the tau2 oracle benchmark (half an hour
 or more on 2 cores) and is written only with ``--sufficiency``. ``--check`` regenerates the
@@ -174,12 +174,14 @@ def points(rows: dict[str, Summary]) -> dict[str, tuple[float, float]]:
 
 def main() -> None:
     from results_pages import folders_page, learning_page, refold_page, sufficiency_page
+    from results_serve import serve_page
 
     shared: dict[str, Callable[[Path], md.Page]] = {
         "replay": replay_page,
         "refold": refold_page,
         "learning": learning_page,
         "folders": folders_page,
+        "serve": serve_page,
         "sufficiency": sufficiency_page,
     }
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
