@@ -15,6 +15,7 @@ import results_md as md
 from results_md import COMMAND
 
 SETS = ("tau2-sierra", "mini-swe-agent-dev")
+SHORT = {"tau2-sierra": "tau2", "mini-swe-agent-dev": "SWE"}
 PRICES = {"messages": "default", "responses": "openai"}
 
 
@@ -30,7 +31,8 @@ def serve_page(data: Path) -> md.Page:
         "own prefix cache the way its provider does (Anthropic's: read only through a "
         "breakpoint, reads 0.1x, writes 1.25x, the `default` table; OpenAI's: automatic, "
         "reads 0.25x, the `openai` table). The recorded runs are in `../shared/data`, beside "
-        "the repository ([where they come from](index.md#the-recorded-runs)).",
+        "the repository ([where they come from](index.md#the-recorded-runs)): tau2 is "
+        "`tau2-sierra`, SWE `mini-swe-agent-dev`.",
         [data / name for name in SETS],
         f"{COMMAND} --only serve",
     )
@@ -68,6 +70,6 @@ def _table(found: dict[str, Any]) -> str:
             via = routes["via"]["cost_usd"][prices]
             priced, unpriced = found["replay"][f"refold {name} {prices}"]
             cells = [f"{direct:,.2f}", f"{via:,.2f}", md.ratio(via, direct)]
-            rows.append([name, api, *cells, f"{priced:.3f}", f"{unpriced:.3f}"])
+            rows.append([SHORT[name], api, *cells, f"{priced:.3f}", f"{unpriced:.3f}"])
     heads = ["set", "API", "direct $", "via $", "via/direct", "replay", "no restores"]
     return md.table(heads, rows)
