@@ -21,6 +21,7 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from openai import AsyncOpenAI
 
+from contextfold.core.store import open_store
 from contextfold.serve.scripted_responses import ScriptedResponses, function_call, message
 from tests._frameworks import SYSTEM, bash_output
 from tests._protocols import CLIENT_KEY, TOKEN, proxy_for, sessions
@@ -121,3 +122,9 @@ def test_langchain_on_the_responses_api_runs_through_the_proxy(tmp_path: Path) -
     assert calls == ["bash"] * CALLS
     assert json.dumps([m.model_dump() for m in state["messages"]]).count("restore") == 0
     _checks(up, tmp_path / "s.db")
+    first = up.requests[0].body  # the system prompt came as an input item, and goes so
+    assert "instructions" not in first and first["input"][0]["role"] == "system"
+    with open_store(tmp_path / "s.db") as store:
+        (record,) = [store.load_session(sid) for sid in store.list_sessions()]
+    assert record.system is not None and record.system.content == SYSTEM
+    assert record.steps[0].messages[0].content == TASK  # the task is the first step

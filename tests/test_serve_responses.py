@@ -12,6 +12,7 @@ import httpx
 import openai
 import pytest
 
+from contextfold.core.store import open_store
 from contextfold.serve.scripted import ScriptedServer
 from contextfold.serve.scripted_responses import (
     ScriptedResponses,
@@ -211,8 +212,8 @@ def _chat_reply(body: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_responses_are_translated_for_a_chat_completions_upstream(stream: bool) -> None:
-    """Codex's shape: a developer message first, a custom tool (free-form input), a server
-    tool the Chat Completions upstream is not given."""
+    """Codex's shape: a developer message first (without instructions, the system prompt), a
+    custom tool (free-form input), a server tool the Chat Completions upstream is not given."""
     tools = [PATCH, WEATHER, {"type": "web_search"}]
     first_input: list[Any] = [
         {
@@ -248,9 +249,42 @@ def test_responses_are_translated_for_a_chat_completions_upstream(stream: bool) 
         second = client.responses.create(input=second_input, **options)
     assert second.output_text == "Patched: Done!"
     sent = up.requests[-1][1]
-    assert sent["messages"][0] == {"role": "user", "content": "Be careful."}
+    assert sent["messages"][0] == {"role": "system", "content": "Be careful."}
     assert json.loads(sent["messages"][2]["tool_calls"][0]["function"]["arguments"]) == {
         "input": "*** Begin Patch\n*** End Patch\n"
     }
     assert {t["function"]["name"] for t in sent["tools"]} == {"apply_patch", "weather", "restore"}
     assert sent["max_tokens"] == 50
+
+
+def test_a_leading_system_item_is_the_system_prompt_and_goes_back_in_its_place(
+    tmp_path: Path,
+) -> None:
+    """LangChain's shape on the Responses API: no instructions, the system prompt as the first
+    input item. It is the session's system prompt (the task is its first step, as a strategy
+    expects), and the upstream gets it as it came, where it came, without instructions; with
+    instructions given, the same item stays a message of the conversation."""
+    system = {"role": "system", "content": "Be terse."}
+    question = {"role": "user", "content": "Say hello."}
+    with (
+        ScriptedResponses(["Hello.", "Hi."]) as up,
+        proxy_for(up, "responses", tmp_path / "s.db") as proxy,
+    ):
+        client = openai_client(proxy)
+        client.responses.create(model="m", input=[system, question])  # type: ignore[list-item]
+        client.responses.create(
+            model="m",
+            instructions="Answer in French.",
+            input=[system, question],  # type: ignore[list-item]
+        )
+    plain, instructed = (r.body for r in up.requests)
+    assert "instructions" not in plain and plain["input"][0] == system
+    assert [i["role"] for i in plain["input"]] == ["system", "user"]
+    assert instructed["instructions"] == "Answer in French."
+    assert [i["role"] for i in instructed["input"]] == ["system", "user"]
+    with open_store(tmp_path / "s.db") as store:
+        records = [store.load_session(sid) for sid in store.list_sessions()]
+    firsts = {
+        (r.system.content if r.system else None, r.steps[0].messages[0].content) for r in records
+    }
+    assert firsts == {("Be terse.", "Say hello."), ("Answer in French.", "Be terse.")}

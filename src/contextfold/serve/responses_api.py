@@ -22,6 +22,7 @@ from contextfold.serve.request import family_of, json_object, read_body, upstrea
 from contextfold.serve.responses_client import ResponsesWriter
 from contextfold.serve.responses_read import read_input
 from contextfold.serve.responses_store import ResponseStore, Stored
+from contextfold.serve.responses_system import leading_system, system_text
 from contextfold.serve.routes import Endpoint
 
 __all__ = ["parse_responses_request", "responses_endpoints"]
@@ -117,16 +118,24 @@ def parse_responses_request(
     previous = body.get("previous_response_id")
     if previous is not None and not isinstance(previous, str):
         raise ApiError(400, "'previous_response_id' must be a string", param="previous_response_id")
-    labeled = read_input(store.items(previous), "previous_response_id") if previous else []
     if body.get("input") is None and not previous:
         raise ApiError(400, "'input' is required", param="input")
-    labeled += read_input(body.get("input") or [], "input")
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise ApiError(400, "'instructions' must be a string", param="instructions")
+    earlier = store.items(previous) if previous else []
+    given = body.get("input") or []
+    lead = None if instructions else leading_system(earlier if previous else given)
+    skip = 0 if lead is None else 1
+    if previous:
+        labeled = read_input(earlier[skip:], "previous_response_id", skip)
+        labeled += read_input(given, "input")
+    else:
+        labeled = read_input(given[skip:] if skip else given, "input", skip)
     tools = _tools(body.get("tools"))
     family = family_of(headers)
-    system = SystemMessage(instructions) if instructions else None
+    text = instructions or (system_text(lead) if lead is not None else None)
+    system = SystemMessage(text) if text else None
     conversation = conversation_of(labeled, family, system=system, shown=shown, field="input")
     return ClientRequest(
         api="responses",
@@ -139,6 +148,7 @@ def parse_responses_request(
         offer_own=body.get("tool_choice") != "none",
         headers=upstream_headers(headers, token, "responses", upstream),
         call_kinds={_name(t): _KINDS[t["type"]] for t in tools if t.get("type") in _KINDS},
+        system_item=lead,
     )
 
 

@@ -54,9 +54,9 @@ class _Run:
     tokens: int = 0
 
 
-def read_input(raw: Any, where: str = "input") -> list[Labeled]:
-    """``input`` (a string, or items) as labelled messages for the grouper; a 400 naming the
-    field for anything malformed.
+def read_input(raw: Any, where: str = "input", start: int = 0) -> list[Labeled]:
+    """``input`` (a string, or items, the first of them item ``start`` of the field) as
+    labelled messages for the grouper; a 400 naming the field for anything malformed.
 
     A ``message`` item of the user (or of the developer or system, inside the input) is a
     :class:`~contextfold.core.messages.UserMessage`; the items the model produced in one turn
@@ -75,7 +75,7 @@ def read_input(raw: Any, where: str = "input") -> list[Labeled]:
         raise _bad(where, "must be a string or an array of input items")
     runs: list[_Run] = []
     for i, item in enumerate(raw):
-        _item(runs, item, f"{where}[{i}]")
+        _item(runs, item, f"{where}[{start + i}]")
     return [(run.label, _message(run)) for run in runs]
 
 
