@@ -110,14 +110,18 @@ class Page:
             f"({where}; sha256 `{digest}`)."
         )
         body = "\n\n".join(self.parts)
-        return f"# {self.title}\n\n{wrap(self.about)}\n\n{textwrap.fill(stamp, WIDTH)}\n\n{body}\n"
+        stamp = textwrap.fill(stamp, WIDTH, break_on_hyphens=False)
+        return f"# {self.title}\n\n{wrap(self.about)}\n\n{stamp}\n\n{body}\n"
 
 
 def wrap(text: str) -> str:
-    """Paragraphs wrapped to :data:`WIDTH`; headings, images and tables as they are."""
+    """Paragraphs wrapped to :data:`WIDTH` (never inside a hyphenated name, which may be
+    code); headings, images and tables as they are."""
     paragraphs = [p.strip() for p in text.strip().split("\n\n")]
     return "\n\n".join(
-        p if p.startswith(("#", "!", "|", "<")) else textwrap.fill(" ".join(p.split()), WIDTH)
+        p
+        if p.startswith(("#", "!", "|", "<"))
+        else textwrap.fill(" ".join(p.split()), WIDTH, break_on_hyphens=False)
         for p in paragraphs
     )
 
