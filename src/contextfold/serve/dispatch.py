@@ -18,7 +18,7 @@ from typing import Any
 from contextfold.core.messages import ToolCall
 from contextfold.serve.conversation import Conversation
 from contextfold.serve.sessions import Claim, SessionManager
-from contextfold.serve.turns import Growth, Session, Turn
+from contextfold.serve.turns import Growth, Session, Turn, answer_tool
 from contextfold.serve.worker import SessionThread, SessionWorkers
 
 __all__ = ["Dispatch"]
@@ -58,10 +58,9 @@ class Dispatch:
 
     async def call_tools(self, turn: Turn, calls: list[ToolCall]) -> dict[str, str]:
         """The answers of the strategy's tools to ``calls`` (by call id), under the lock."""
-        manager = self._manager()
 
         def answer() -> dict[str, str]:
-            return {c.id: manager.call_tool(turn, c.name, c.arguments) for c in calls}
+            return {c.id: answer_tool(turn, c.name, c.arguments) for c in calls}
 
         return await self.workers.run(turn.session, answer)
 

@@ -18,7 +18,6 @@ from contextfold.core.protocols import (
     SharedStore,
     Store,
     Strategy,
-    ToolProvider,
 )
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View
@@ -28,7 +27,7 @@ from contextfold.serve.index import SessionIndex
 from contextfold.serve.learning import IdleEnds
 from contextfold.serve.markers import Markers
 from contextfold.serve.replicas import SentCall, branch_meta, shared_steps, write_branch
-from contextfold.serve.turns import Growth, Session, Turn, rebuild, tool_arguments
+from contextfold.serve.turns import Growth, Session, Turn, rebuild
 
 __all__ = ["Claim", "Session", "SessionManager", "Turn"]
 
@@ -172,22 +171,6 @@ class SessionManager(SessionIndex):
         turn = Turn(session, growth, growth.created, appended, folds, view, received)
         turn.cached_through = cached
         return turn
-
-    def call_tool(self, turn: Turn, name: str, arguments: str) -> str:
-        """Answer a call of one of the strategy's own tools: its answer, or an error text the
-        model reads (never a raise: the arguments come from the model and may be anything).
-        Under the session's lock."""
-        strategy = turn.session.strategy
-        if not isinstance(strategy, ToolProvider):
-            return f"error: the strategy offers no tool {name!r}"
-        parsed = tool_arguments(name, arguments)
-        if isinstance(parsed, str):
-            return parsed
-        try:
-            return strategy.call_tool(name, parsed, turn.session.history)
-        except Exception as exc:  # the strategy broke its contract on hostile arguments
-            _log.warning("contextfold serve: %s(%s) failed: %r", name, arguments[:80], exc)
-            return f"error: {name} could not use these arguments ({type(exc).__name__})"
 
     def record_call(self, turn: Turn, messages: list[Message], usage: dict[str, int]) -> None:
         """Keep one upstream call of the turn, to write at its commit."""

@@ -8,6 +8,7 @@ request's :class:`Turn`. One writer per session: only the growth's leader append
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -22,7 +23,17 @@ from contextfold.core.view import View
 from contextfold.serve.buffered import BufferedStore
 from contextfold.serve.replicas import SentCall
 
-__all__ = ["MARKS_KEPT", "Growth", "Session", "Turn", "rebuild", "tool_arguments"]
+__all__ = [
+    "MARKS_KEPT",
+    "Growth",
+    "Session",
+    "Turn",
+    "answer_tool",
+    "rebuild",
+    "tool_arguments",
+]
+
+_log = logging.getLogger("contextfold.serve.sessions")
 
 MARKS_KEPT = 64
 """How many of a session's earlier cache marks :meth:`Session.cached_through` remembers."""
@@ -161,6 +172,23 @@ def rebuild(session: Session, make_strategy: Callable[[], Strategy], counter: To
     for step in rebuilt.steps:
         strategy.observe(step, rebuilt)
     session.history, session.strategy = rebuilt, strategy
+
+
+def answer_tool(turn: Turn, name: str, arguments: str) -> str:
+    """Answer a call of one of the strategy's own tools: its answer, or an error text the
+    model reads (never a raise: the arguments come from the model and may be anything).
+    Under the session's lock."""
+    strategy = turn.session.strategy
+    if not isinstance(strategy, ToolProvider):
+        return f"error: the strategy offers no tool {name!r}"
+    parsed = tool_arguments(name, arguments)
+    if isinstance(parsed, str):
+        return parsed
+    try:
+        return strategy.call_tool(name, parsed, turn.session.history)
+    except Exception as exc:  # the strategy broke its contract on hostile arguments
+        _log.warning("contextfold serve: %s(%s) failed: %r", name, arguments[:80], exc)
+        return f"error: {name} could not use these arguments ({type(exc).__name__})"
 
 
 def tool_arguments(name: str, arguments: str) -> dict[str, Any] | str:
