@@ -14,6 +14,8 @@ import pytest
 
 from contextfold.serve.scripted import ScriptedServer
 from contextfold.serve.scripted_anthropic import ScriptedAnthropic, text, thinking, tool_use
+from contextfold.serve.scripted_cache import LOOKBACK_BLOCKS
+from contextfold.serve.scripted_prompt import anthropic_blocks
 from tests._protocols import (
     CLIENT_KEY,
     TOKEN,
@@ -237,17 +239,9 @@ def test_an_advance_past_the_lookback_reads_what_the_previous_settled_part_cache
 
 def _shared_mark(before: dict[str, Any], after: dict[str, Any]) -> tuple[int, bool]:
     """The tokens through the last block ``before`` marked that ``after`` still has (its
-    prefix unchanged), and whether ``after`` has a client mark or the proxy's newest within
-    the lookback after it without the previous settled part's mark."""
-    from contextfold.serve.scripted_cache import LOOKBACK_BLOCKS
-    from contextfold.serve.scripted_prompt import anthropic_blocks
-
-    old, new = anthropic_blocks(before), anthropic_blocks(after)
-    pairs = enumerate(zip(old, new, strict=False))
-    same = next((i for i, (a, b) in pairs if a[0] != b[0]), min(len(old), len(new)))
-    ends = [0]
-    for text_, _ in new:
-        ends.append(ends[-1] + -(-len(text_) // 4))
+    prefix unchanged), and whether ``after`` has another mark within the lookback after it
+    (one that would read it without a mark on that very block)."""
+    old, new, same, ends = _compared(before, after)
     shared = [i for i, (_, mark) in enumerate(old[:same]) if mark and ends[i + 1] >= 1024]
     if not shared:
         return 0, True
@@ -257,6 +251,21 @@ def _shared_mark(before: dict[str, Any], after: dict[str, Any]) -> tuple[int, bo
 
 
 _MARK = {"type": "ephemeral"}
+Blocks = list[tuple[str, bool]]
+
+
+def _compared(
+    before: dict[str, Any], after: dict[str, Any]
+) -> tuple[Blocks, Blocks, int, list[int]]:
+    """Both bodies' cacheable blocks, how many leading ones they share, and the token count
+    of ``after`` through each of its blocks (``ends[i]``: before block ``i``)."""
+    old, new = anthropic_blocks(before), anthropic_blocks(after)
+    pairs = enumerate(zip(old, new, strict=False))
+    same = next((i for i, (a, b) in pairs if a[0] != b[0]), min(len(old), len(new)))
+    ends = [0]
+    for text_, _ in new:
+        ends.append(ends[-1] + -(-len(text_) // 4))
+    return old, new, same, ends
 
 
 def _readable(before: dict[str, Any], after: dict[str, Any]) -> tuple[int, bool]:
@@ -264,15 +273,7 @@ def _readable(before: dict[str, Any], after: dict[str, Any]) -> tuple[int, bool]
     ``before`` marked that ``after`` still has, with a mark of ``after`` within the 20-block
     lookback after it), and whether that block was the proxy's (not the system's nor the
     newest message's)."""
-    from contextfold.serve.scripted_cache import LOOKBACK_BLOCKS
-    from contextfold.serve.scripted_prompt import anthropic_blocks
-
-    old, new = anthropic_blocks(before), anthropic_blocks(after)
-    pairs = enumerate(zip(old, new, strict=False))
-    same = next((i for i, (a, b) in pairs if a[0] != b[0]), min(len(old), len(new)))
-    ends = [0]
-    for text_, _ in new:
-        ends.append(ends[-1] + -(-len(text_) // 4))
+    old, new, same, ends = _compared(before, after)
     marks = [i for i, (_, mark) in enumerate(new) if mark]
     read = [
         i
