@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from contextfold.core.history import History
-from contextfold.core.messages import Message, common_prefix
+from contextfold.core.messages import common_prefix
 from contextfold.core.protocols import SessionRecord, Strategy, ToolProvider
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View
@@ -89,8 +89,8 @@ class Session:
     lock: threading.Lock = field(default_factory=threading.Lock)
     stale: bool = False
     """A commit failed midway: the store may hold more than :attr:`committed` (reload it)."""
-    shown: Sequence[Message] = ()
-    """The latest view's messages."""
+    view: View | None = None
+    """The latest view rendered (while a request is in flight: the view it sent)."""
     marked: list[int] = field(default_factory=list)
     """Where the latest views' caches were marked: their settled parts' and whole lengths, in
     messages (the latest :data:`MARKS_KEPT`, ascending)."""
@@ -99,11 +99,11 @@ class Session:
         """How many leading messages of ``view`` an earlier call's cache holds: the longest
         prefix marked before that the latest view shares with it (None: none); then ``view``
         is the latest."""
-        shared = common_prefix(self.shown, view.messages)
+        shared = common_prefix(self.view.messages if self.view else (), view.messages)
         through = max((p for p in self.marked if p <= shared), default=None)
         new = {len(view.messages), view.settled or 0} - {0}
         self.marked = sorted({*self.marked, *new})[-MARKS_KEPT:]
-        self.shown = view.messages
+        self.view = view
         return through
 
     @property
