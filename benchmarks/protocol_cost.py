@@ -3,7 +3,7 @@ as Anthropic Messages and as OpenAI Responses requests.
 
     .venv/bin/python -m benchmarks.protocol_cost [--set NAME]... [--api messages|responses]...
         [--limit N] [--stream] [--serve [-s refold] | --via URL --upstream-port PORT]
-        [--replay] [--data DIR] [--json out.json]
+        [--replay] [--restores] [--data DIR] [--json out.json]
 
 The runs of both shared sets (``tau2-sierra``, ``mini-swe-agent-dev``; ``--limit`` runs each)
 are sent call by call: before each recorded assistant turn, the conversation so far, as the
@@ -25,7 +25,9 @@ that answers these routes. ``--via URL`` sends the via route to a proxy already 
 itself checks the harness (via/direct is then 1 exactly). ``--replay`` adds what ``contextfold
 replay`` reports for the strategy against ``full`` on the same runs, with its restores priced
 (its default) and without: the scripted upstreams answer with the recorded turn, so no call
-through the proxy restores anything, and the figure to compare via/direct with is the second.
+through the proxy restores anything, and the figure to compare via/direct with is the second;
+unless ``--restores`` (with ``--serve``) has the via route's model restore what replay's would
+(benchmarks/_restoring.py), and then it is the first.
 """
 
 from __future__ import annotations
@@ -39,12 +41,14 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import httpx
 from rich.console import Console
 
+from benchmarks._restoring import Restorer
 from benchmarks._wire import (
     anthropic_reply,
     messages_body,
@@ -105,13 +109,17 @@ APIS = {
 
 
 class Next:
-    """The scripted upstreams' reply function: whatever the harness set for the next call."""
+    """The scripted upstreams' reply function: whatever the harness set for the next call,
+    after what ``first`` gives for the request's first call (its restores), if anything."""
 
     def __init__(self) -> None:
         self.reply: Any = "ok"
+        self.first: Callable[[], Any] | None = None
 
     def __call__(self, body: dict[str, Any]) -> Any:
-        return self.reply
+        first, self.first = self.first, None
+        restores = first() if first is not None else None
+        return self.reply if restores is None else restores
 
 
 @dataclass(slots=True)
@@ -122,6 +130,8 @@ class Route:
     url: str
     upstream: Any
     next: Next
+    restorer: Restorer | None = None
+    """The via route's, with ``--restores``: the restores its scripted model makes."""
 
 
 @dataclass(slots=True)
@@ -129,6 +139,8 @@ class Figures:
     calls: int = 0
     cost: dict[str, float] = field(default_factory=dict)
     read_share: dict[str, float] = field(default_factory=dict)
+    restores: int = 0
+    """Restore calls the route's scripted model made (``--restores``)."""
 
 
 def runs(data: Path, name: str, limit: int | None) -> list[Trajectory]:
@@ -136,20 +148,24 @@ def runs(data: Path, name: str, limit: int | None) -> list[Trajectory]:
     return items[: limit or None]
 
 
-def calls(traj: Trajectory) -> Iterator[tuple[Chat, dict[str, Any]]]:
-    """(the conversation before each recorded assistant turn, that turn), in order."""
+def calls(traj: Trajectory) -> Iterator[tuple[int, Chat, dict[str, Any]]]:
+    """(the step index, the conversation before each recorded assistant turn, that turn), in
+    order."""
     conversation: Chat = []
-    for step in traj.steps:
+    for i, step in enumerate(traj.steps):
         messages = [to_openai(m) for m in step]
         if messages[0]["role"] == "assistant" and conversation:
-            yield list(conversation), messages[0]
+            yield i, list(conversation), messages[0]
         conversation += messages
 
 
+def family(session: str) -> str:
+    """The session header's value: trajectory ids hold characters it refuses (``@``)."""
+    return hashlib.blake2b(session.encode(), digest_size=12).hexdigest()
+
+
 def send(http: httpx.Client, api: Api, route: Route, body: dict[str, Any], session: str) -> None:
-    # trajectory ids hold characters the proxy's session header refuses (``@``): send a hash
-    family = hashlib.blake2b(session.encode(), digest_size=12).hexdigest()
-    headers = {**api.headers, "x-contextfold-session": family}
+    headers = {**api.headers, "x-contextfold-session": family(session)}
     url = route.url + api.path
     with http.stream("POST", url, json=body, headers=headers) as reply:
         raw = reply.read()
@@ -172,20 +188,29 @@ def measure(
         task = bar.add_task(f"{api.name} calls", total=total)
         for name, trajs in sets.items():
             marks = {r.name: len(r.upstream.bills) for r in routes}
+            made = {r.name: r.restorer.calls if r.restorer else 0 for r in routes}
             count = 0
             for traj in trajs:
                 system = to_openai(traj.system)["content"] if traj.system else None
                 tools = tool_names([to_openai(m) for step in traj.steps for m in step])
-                for conversation, turn in calls(traj):
+                for route in routes:
+                    if route.restorer is not None:
+                        route.restorer.start(traj, family(f"{name}:{traj.id}"))
+                for step, conversation, turn in calls(traj):
                     body = api.body(system, conversation, tools, stream=stream)
                     for route in routes:
                         route.next.reply = api.reply(turn)
+                        if route.restorer is not None:
+                            route.next.first = partial(route.restorer.reply, step)
                         send(http, api, route, body, f"{name}:{traj.id}")
                     count += 1
                     bar.advance(task)
             out[name] = {
                 r.name: _figures(api, r.upstream.bills[marks[r.name] :], count) for r in routes
             }
+            for r in routes:
+                if r.restorer is not None:
+                    out[name][r.name].restores = r.restorer.calls - made[r.name]
     return out
 
 
@@ -205,12 +230,10 @@ def routes_for(api: Api, args: argparse.Namespace, stack: ExitStack) -> list[Rou
         port = args.upstream_port if args.via else 0
         behind = api.upstream(via, port=port)
         stack.enter_context(behind)
-        url = (
-            args.via.rstrip("/").removesuffix("/v1")
-            if args.via
-            else serve(api, behind, args, stack)
-        )
-        routes.append(Route("via", url, behind, via))
+        proxy = None if args.via else serve(api, behind, args, stack)
+        url = args.via.rstrip("/").removesuffix("/v1") if args.via else proxy_root(proxy)
+        restorer = Restorer(proxy.proxy.manager, api.name) if proxy and args.restores else None
+        routes.append(Route("via", url, behind, via, restorer))
         probe(api, routes[1])
     return routes
 
@@ -220,8 +243,8 @@ def serve(
     upstream: ScriptedAnthropic | ScriptedResponses,
     args: argparse.Namespace,
     stack: ExitStack,
-) -> str:
-    """Starts ``contextfold serve`` in-process in front of ``upstream``; its root URL."""
+) -> Any:
+    """Starts ``contextfold serve`` in-process in front of ``upstream``; its ProxyThread."""
     from contextfold.serve import ServeConfig
     from contextfold.serve.runner import ProxyThread
 
@@ -234,6 +257,10 @@ def serve(
         raise SystemExit(
             f"this contextfold serve cannot take --upstream {api.kind}:URL: {e}"
         ) from e
+    return proxy
+
+
+def proxy_root(proxy: Any) -> str:
     return str(proxy.url).removesuffix("/v1")
 
 
@@ -281,6 +308,11 @@ def table(
                 figures += f"{100 * d.read_share[table_name]:>8.1f}"
                 figures += f"{100 * v.read_share[table_name]:>8.1f}"
             rows.append(f"{name[:18]:19}{api:10}{figures}")
+    for api, per_set in results.items():
+        for name, routes in per_set.items():
+            via = routes.get("via")
+            if via is not None and via.restores:
+                rows.append(f"{name} {api}: the via route's model made {via.restores:,} restores")
     for key, (priced, unpriced) in cuts.items():
         rows.append(f"replay {key}: {priced:.3f}x full, {unpriced:.3f}x without restores")
     return rows
@@ -305,6 +337,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--replay", action="store_true", help="add replay's figures for the strategy"
+    )
+    parser.add_argument(
+        "--restores",
+        action="store_true",
+        help="with --serve: the via route's model restores what replay would have it restore",
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
@@ -337,7 +374,12 @@ def main() -> None:
 
 
 def vars_of(figures: Figures) -> dict[str, Any]:
-    return {"calls": figures.calls, "cost_usd": figures.cost, "read_share": figures.read_share}
+    return {
+        "calls": figures.calls,
+        "cost_usd": figures.cost,
+        "read_share": figures.read_share,
+        "restores": figures.restores,
+    }
 
 
 if __name__ == "__main__":

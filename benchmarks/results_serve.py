@@ -42,26 +42,39 @@ def serve_page(data: Path) -> md.Page:
         "direct $, via $: what the upstream billed for the calls sent straight and through "
         "the proxy; via/direct: the second as a multiple of the first; replay, no restores: "
         "what `contextfold replay` reports for refold against full on the same runs under "
-        "the API's price table, with its restores priced (its default) and without. No call "
-        "through the proxy restores anything (the upstream answers with the recorded turn), "
-        "so via/direct is to be read beside the second."
+        "the API's price table, with its restores priced (its default) and without. Here no "
+        "call through the proxy restores anything (the upstream answers with the recorded "
+        "turn), so via/direct is to be read beside the second."
     )
+    page.text("## With restores")
+    page.text(
+        "The same, the proxy's model now restoring what replay's would (`--restores`): "
+        "before each recorded turn it reads the view the proxy sent, and for each value the "
+        "recorded call uses that the view left out but a stub gives back, it calls `restore` "
+        "on the stub that gives it back in the fewest characters; the proxy answers and calls "
+        "it again, and it gives the recorded turn. via/direct is to be read beside replay's "
+        "figure with its restores priced. A restore through the proxy lasts one turn (the "
+        "client's next request does not hold it), where replay keeps the restored step in "
+        "the history: the proxy restores more often, and carries less. restores: the "
+        "restore calls the proxy's model made."
+    )
+    page.section("restores", _table(_run(data, "--restores"), restores=True))
     return page
 
 
-def _run(data: Path) -> dict[str, Any]:
+def _run(data: Path, *more: str) -> dict[str, Any]:
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root)}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cost.json"
         argv = [sys.executable, "-m", "benchmarks.protocol_cost", "--serve", "-s", "refold"]
-        argv += ["--replay", "--data", str(data), "--json", str(out)]
+        argv += ["--replay", "--data", str(data), "--json", str(out), *more]
         subprocess.run(argv, check=True, cwd=root, env=env, stdout=subprocess.DEVNULL)
         found: dict[str, Any] = json.loads(out.read_text())
     return found
 
 
-def _table(found: dict[str, Any]) -> str:
+def _table(found: dict[str, Any], restores: bool = False) -> str:
     rows = []
     for api, per_set in found["results"].items():
         prices = PRICES[api]
@@ -70,6 +83,8 @@ def _table(found: dict[str, Any]) -> str:
             via = routes["via"]["cost_usd"][prices]
             priced, unpriced = found["replay"][f"refold {name} {prices}"]
             cells = [f"{direct:,.2f}", f"{via:,.2f}", md.ratio(via, direct)]
-            rows.append([SHORT[name], api, *cells, f"{priced:.3f}", f"{unpriced:.3f}"])
-    heads = ["set", "API", "direct $", "via $", "via/direct", "replay", "no restores"]
+            last = f"{routes['via']['restores']:,}" if restores else f"{unpriced:.3f}"
+            rows.append([SHORT[name], api, *cells, f"{priced:.3f}", last])
+    last_head = "restores" if restores else "no restores"
+    heads = ["set", "API", "direct $", "via $", "via/direct", "replay", last_head]
     return md.table(heads, rows)
