@@ -74,9 +74,6 @@ class ClientRequest:
     """Chat Completions: ``stream_options.include_usage``."""
     marks: Marks | None = None
     """Anthropic: the client's cache breakpoints."""
-    system_item: dict[str, Any] | None = None
-    """Responses: the leading system or developer item the system prompt came from, without
-    ``instructions`` (written back in its place: :mod:`.responses_system`)."""
     call_kinds: Mapping[str, str] = field(default_factory=dict)
     """Responses: the item type of each of the client's tools whose calls are not
     ``function_call`` s (a custom tool's ``custom_tool_call``, ``local_shell``'s)."""

@@ -22,7 +22,6 @@ from contextfold.serve.request import family_of, json_object, read_body, upstrea
 from contextfold.serve.responses_client import ResponsesWriter
 from contextfold.serve.responses_read import read_input
 from contextfold.serve.responses_store import ResponseStore, Stored
-from contextfold.serve.responses_system import leading_system, system_text
 from contextfold.serve.routes import Endpoint
 
 __all__ = ["parse_responses_request", "responses_endpoints"]
@@ -123,19 +122,15 @@ def parse_responses_request(
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise ApiError(400, "'instructions' must be a string", param="instructions")
-    earlier = store.items(previous) if previous else []
-    given = body.get("input") or []
-    lead = None if instructions else leading_system(earlier if previous else given)
-    skip = 0 if lead is None else 1
+    first = not instructions  # a leading system item is then the system prompt
     if previous:
-        labeled = read_input(earlier[skip:], "previous_response_id", skip)
-        labeled += read_input(given, "input")
+        labeled = read_input(store.items(previous), "previous_response_id", system_first=first)
+        labeled += read_input(body.get("input") or [], "input")
     else:
-        labeled = read_input(given[skip:] if skip else given, "input", skip)
+        labeled = read_input(body.get("input") or [], "input", system_first=first)
     tools = _tools(body.get("tools"))
     family = family_of(headers)
-    text = instructions or (system_text(lead) if lead is not None else None)
-    system = SystemMessage(text) if text else None
+    system = SystemMessage(instructions) if instructions else None
     conversation = conversation_of(labeled, family, system=system, shown=shown, field="input")
     return ClientRequest(
         api="responses",
@@ -148,7 +143,6 @@ def parse_responses_request(
         offer_own=body.get("tool_choice") != "none",
         headers=upstream_headers(headers, token, "responses", upstream),
         call_kinds={_name(t): _KINDS[t["type"]] for t in tools if t.get("type") in _KINDS},
-        system_item=lead,
     )
 
 

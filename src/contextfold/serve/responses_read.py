@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfold.core.grouping import Labeled
-from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from contextfold.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from contextfold.core.parts import Part
 from contextfold.serve.errors import ApiError
 from contextfold.serve.layout import layout_part
@@ -44,7 +51,7 @@ _MEDIA = {"input_image", "input_file", "input_audio"}
 
 @dataclass(slots=True)
 class _Run:
-    kind: str  # "user", "tool" or "assistant"
+    kind: str  # "user", "system", "tool" or "assistant"
     label: str
     template: list[Any] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
@@ -54,9 +61,12 @@ class _Run:
     tokens: int = 0
 
 
-def read_input(raw: Any, where: str = "input", start: int = 0) -> list[Labeled]:
-    """``input`` (a string, or items, the first of them item ``start`` of the field) as
-    labelled messages for the grouper; a 400 naming the field for anything malformed.
+def read_input(raw: Any, where: str = "input", *, system_first: bool = False) -> list[Labeled]:
+    """``input`` (a string, or items) as labelled messages for the grouper; a 400 naming the
+    field for anything malformed. With ``system_first`` (a request without ``instructions``),
+    a leading system or developer message of text alone is a
+    :class:`~contextfold.core.messages.SystemMessage`, which the grouper takes for the system
+    prompt (LangChain sends its prompt so), written back as it came.
 
     A ``message`` item of the user (or of the developer or system, inside the input) is a
     :class:`~contextfold.core.messages.UserMessage`; the items the model produced in one turn
@@ -75,8 +85,20 @@ def read_input(raw: Any, where: str = "input", start: int = 0) -> list[Labeled]:
         raise _bad(where, "must be a string or an array of input items")
     runs: list[_Run] = []
     for i, item in enumerate(raw):
-        _item(runs, item, f"{where}[{start + i}]")
+        _item(runs, item, f"{where}[{i}]")
+    if system_first and runs and _plain_system(runs[0]):
+        runs[0].kind = "system"
     return [(run.label, _message(run)) for run in runs]
+
+
+def _plain_system(run: _Run) -> bool:
+    """A run of one system or developer message item with text parts alone."""
+    if run.kind != "user" or len(run.template) != 1 or not "".join(run.texts):
+        return False
+    item = run.template[0]
+    content = item.get("content")
+    parts = content if isinstance(content, list) else []
+    return item.get("role") in ("system", "developer") and not any("$raw" in p for p in parts)
 
 
 def read_output(items: list[Any], where: str) -> AssistantMessage:
@@ -227,11 +249,16 @@ def _message(run: _Run) -> Message:
         return AssistantMessage(text, tool_calls=tuple(run.calls), parts=parts)
     if run.kind == "tool":
         return ToolMessage(text, run.call_id, parts=parts)
+    if run.kind == "system":
+        return SystemMessage(text, parts=parts)
     return UserMessage(text, parts=parts)
 
 
 def _canonical(run: _Run, text: str) -> list[Any]:
-    """The template the writer makes of a message with no layout."""
+    """The template the writer makes of a message with no layout (a system message has none:
+    without a layout it is written as ``instructions``)."""
+    if run.kind == "system":
+        return []
     if run.kind == "tool":
         return [{"type": "function_call_output", "output": len(text)}]
     if run.kind == "user":

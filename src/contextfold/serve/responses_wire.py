@@ -12,7 +12,6 @@ from contextfold.serve.chat_wire import bearer
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Api, Call, Delta, Reply
 from contextfold.serve.responses_read import read_output
-from contextfold.serve.responses_system import system_item
 from contextfold.serve.responses_write import write_input
 
 __all__ = ["ResponsesReader", "ResponsesWire", "read_response"]
@@ -31,9 +30,7 @@ class ResponsesWire:
         request = call.request
         body = {k: v for k, v in request.body.items() if k not in _OWN}
         instructions, items = write_input(call.messages, request.call_kinds)
-        if instructions is not None and request.system_item is not None:
-            items.insert(0, system_item(request.system_item, instructions))
-        elif instructions is not None:
+        if instructions is not None:
             body["instructions"] = instructions
         body["input"] = items
         tools = [*request.tools, *(_tool(t) for t in call.own_tools)]

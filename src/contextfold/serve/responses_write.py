@@ -44,7 +44,7 @@ def write_input(
     made_by: dict[str, str] = {}  # call id -> the type of the item that made the call
     for message in messages:
         if isinstance(message, SystemMessage):
-            instructions = message.content
+            instructions = _system(message, items)
         elif isinstance(message, AssistantMessage):
             made = assistant_items(message, custom)
             made_by.update({i["call_id"]: i["type"] for i in made if i.get("type") in _OUTPUT_OF})
@@ -67,6 +67,16 @@ def assistant_items(message: AssistantMessage, custom: Mapping[str, str]) -> lis
     if text and not any(i.get("type") == "message" for i in items):
         items[:0] = _canonical_text(text)
     return items + [_call(c, _kind(c, custom), {}) for c in calls[placed_calls(layout["t"]) :]]
+
+
+def _system(message: SystemMessage, items: list[dict[str, Any]]) -> str | None:
+    """The system prompt as ``instructions``, or, when it came as an input item, put back
+    where it came (first in ``items``) and None."""
+    layout = layout_of(message, API)
+    if layout is None:
+        return message.content
+    items.extend(_clean(fill(layout, message.content, (), _no_call)))
+    return None
 
 
 def _user_items(message: UserMessage) -> list[dict[str, Any]]:
