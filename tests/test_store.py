@@ -36,6 +36,7 @@ from contextfold.core.store import (
     PostgresStore,
     SQLiteStore,
 )
+from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.core.tokens import ApproxCounter
 from contextfold.serve.buffered import BufferedStore
 
@@ -483,3 +484,69 @@ def run_writer_and_kill(path: Path | str, acked_before_kill: int) -> int:
     assert proc.returncode == -signal.SIGKILL, f"writer did not run until killed:\n{stderr}"
     assert last == acked_before_kill - 1, f"writer acknowledged only {last + 1} steps:\n{stderr}"
     return last
+
+
+# --- replies kept (what ``contextfold serve`` keeps of a reply it served, to put the
+# strategy's marker lines back when the client returns it), and older stores upgraded
+
+
+REPLY = AssistantMessage(
+    "Done.\nPROGRESS: did it\nSTALE: none ✓",
+    tool_calls=(ToolCall("c1", "bash", '{"cmd": "ls"}'),),
+    parts=(Part.of("anthropic:layout", {"t": [{"type": "text", "text": 5}], "h": "x"}),),
+)
+
+
+def _session(store: StoreFactory, steps: int) -> None:
+    opened = store()
+    opened.create_session("s", system=None, counter=COUNTER.name, meta={})
+    for index in range(steps):
+        opened.append_step("s", make_step(index, [UserMessage(f"m{index}")], COUNTER))
+
+
+def test_replies_round_trip_by_the_steps_they_answered(make_store: StoreFactory) -> None:
+    _session(make_store, 1)
+    store = make_store()
+    store.record_reply("s", step=1, message=AssistantMessage("first"))
+    store.record_reply("s", step=1, message=REPLY)  # a retry's
+    assert make_store().load_replies("s", step=1) == [REPLY, AssistantMessage("first")]
+    assert make_store().load_replies("s", step=0) == []
+
+
+@pytest.mark.parametrize("stale", [0, 2])
+def test_a_reply_not_at_the_step_count_is_refused(make_store: StoreFactory, stale: int) -> None:
+    _session(make_store, 1)
+    with pytest.raises(StoreConflictError, match="holds 1; nothing was written"):
+        make_store().record_reply("s", step=stale, message=REPLY)
+    assert make_store().load_replies("s", step=stale) == []
+
+
+def test_a_sqlite_store_of_version_2_gains_replies(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with SQLiteStore(path) as store:
+        store.create_session("s", system=None, counter=COUNTER.name, meta={})
+        store.append_step("s", make_step(0, [UserMessage("kept")], COUNTER))
+    raw = sqlite3.connect(path)
+    raw.execute("DROP TABLE replies")
+    raw.execute("PRAGMA user_version = 2")
+    raw.commit()
+    raw.close()
+    with SQLiteStore(path) as store:
+        assert store.load_session("s").steps[0].message.content == "kept"
+        store.record_reply("s", step=1, message=REPLY)
+        assert store.load_replies("s", step=1) == [REPLY]
+
+
+@pytest.mark.postgres
+def test_a_postgres_store_of_version_1_gains_replies(postgres: TempPostgres) -> None:
+    import psycopg
+
+    url = postgres.new_database()
+    with PostgresStore(url) as store:
+        store.create_session("s", system=None, counter=COUNTER.name, meta={})
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP TABLE replies")
+        conn.execute("UPDATE contextfold_schema SET version = 1")
+    with PostgresStore(url) as store:
+        store.record_reply("s", step=0, message=REPLY)
+        assert store.load_replies("s", step=0) == [REPLY]

@@ -224,6 +224,17 @@ class Store(Protocol):
         """The recorded calls in order: dicts with call, step, messages, usage, created_at."""
         ...
 
+    def record_reply(self, session_id: str, *, step: int, message: AssistantMessage) -> None:
+        """Keep a reply given to the session's first ``step`` steps that is not a step yet, as
+        the history will hold it once the client sends it back (``contextfold serve``: with
+        the strategy's marker lines, which the client was not shown). The session must hold
+        exactly ``step`` steps; otherwise raises StoreConflictError and writes nothing."""
+        ...
+
+    def load_replies(self, session_id: str, *, step: int) -> list[AssistantMessage]:
+        """The replies kept for the session's first ``step`` steps, the latest first."""
+        ...
+
     def close(self) -> None:
         """Release what the store holds (a database connection); idempotent. Whoever opens a
         store closes it. A closed SQLite or PostgreSQL store raises StoreError on any further

@@ -15,7 +15,7 @@ from typing import Any
 
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
-from contextfold.core.messages import Message, SystemMessage
+from contextfold.core.messages import AssistantMessage, Message, SystemMessage
 from contextfold.core.protocols import SessionRecord, Store
 
 __all__ = ["BufferedStore"]
@@ -87,3 +87,11 @@ class BufferedStore:
 
     def load_calls(self, session_id: str) -> list[dict[str, Any]]:
         return self.inner.load_calls(session_id)
+
+    def record_reply(self, session_id: str, *, step: int, message: AssistantMessage) -> None:
+        self._pending.append(
+            lambda: self.inner.record_reply(session_id, step=step, message=message)
+        )
+
+    def load_replies(self, session_id: str, *, step: int) -> list[AssistantMessage]:
+        return self.inner.load_replies(session_id, step=step)

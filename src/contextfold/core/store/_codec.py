@@ -10,7 +10,7 @@ from typing import Any
 from contextfold.core.errors import MessageFormatError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
-from contextfold.core.messages import Message, SystemMessage, from_openai
+from contextfold.core.messages import AssistantMessage, Message, SystemMessage, from_openai
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._common import call_record
 
@@ -120,6 +120,12 @@ class Decoder:
         messages = self.decode_messages(messages_json, where)
         usage = self.decode_object(usage_json, f"{where}: usage")
         return call_record(call_idx, step_idx, messages, usage, created_at)
+
+    def decode_reply(self, text: Any, where: str) -> AssistantMessage:
+        messages = self.decode_messages(text, where)
+        if len(messages) != 1 or not isinstance(messages[0], AssistantMessage):
+            raise self.corrupt(where, "expected one assistant message")
+        return messages[0]
 
 
 def _all_ints(values: list[Any]) -> bool:

@@ -11,7 +11,7 @@ from typing import Any, Self
 from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
-from contextfold.core.messages import Message, SystemMessage, to_openai
+from contextfold.core.messages import AssistantMessage, Message, SystemMessage, to_openai
 
 
 def now() -> str:
@@ -121,6 +121,13 @@ def call_row(
     where = f"a call in session {session_id!r}"
     messages_json = dumps([to_openai(m) for m in messages], f"messages of {where}")
     return messages_json, dumps(dict(usage), f"usage of {where}")
+
+
+def reply_row(session_id: str, step: int, message: AssistantMessage) -> str:
+    """A reply's JSON column, checked: the message as a one-message list."""
+    if step < 0:
+        raise StoreError(f"session {session_id!r}: a reply's step index must be >= 0, got {step}")
+    return dumps([to_openai(message)], f"a reply in session {session_id!r}")
 
 
 class Closing:

@@ -9,7 +9,7 @@ from contextfold.core.errors import StoreError
 if TYPE_CHECKING:
     import psycopg
 
-POSTGRES_SCHEMA_VERSION = 1
+POSTGRES_SCHEMA_VERSION = 2
 """Version of the PostgreSQL schema, kept in the ``contextfold_schema`` table."""
 
 _LOCK_KEY = 0x43464C44  # pg_advisory_xact_lock key: replicas starting together create it once
@@ -47,8 +47,19 @@ CREATE TABLE folds (
     record     TEXT NOT NULL,
     created_at TEXT NOT NULL,
     PRIMARY KEY (session_id, fold_idx)
+);
+CREATE TABLE replies (
+    session_id TEXT NOT NULL REFERENCES sessions (session_id),
+    reply_idx  INTEGER NOT NULL CHECK (reply_idx >= 0),
+    step_idx   INTEGER NOT NULL CHECK (step_idx >= 0),
+    message    TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (session_id, reply_idx)
 )
 """
+
+_UPGRADES = {1: _SCHEMA[_SCHEMA.index("CREATE TABLE replies") :]}
+"""From an older version: the statements that bring it one version up (tables only added)."""
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 
@@ -116,7 +127,7 @@ def _ensure_schema(conn: psycopg.Connection[Any], name: str) -> None:
             )
         }
         if "contextfold_schema" not in tables:
-            if tables & {"sessions", "steps", "calls", "folds"}:
+            if tables & {"sessions", "steps", "calls", "folds", "replies"}:
                 raise StoreError(
                     f"cannot open store {name}: the database has tables named like a "
                     "contextfold store's but is not one; give an empty database"
@@ -129,6 +140,11 @@ def _ensure_schema(conn: psycopg.Connection[Any], name: str) -> None:
             return
         row = conn.execute("SELECT max(version) FROM contextfold_schema").fetchone()
         version = row[0] if row else None
+        while version in _UPGRADES:
+            for statement in _UPGRADES[version].split(";"):
+                conn.execute(statement)
+            version += 1
+            conn.execute("INSERT INTO contextfold_schema (version) VALUES (%s)", (version,))
         if version != POSTGRES_SCHEMA_VERSION:
             raise StoreError(
                 f"cannot open store {name}: it has schema version {version} (this contextfold "

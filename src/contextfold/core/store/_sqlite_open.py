@@ -9,7 +9,7 @@ from pathlib import Path
 
 from contextfold.core.errors import StoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version of the SQLite schema, kept in ``PRAGMA user_version``."""
 
 APPLICATION_ID = 0x43464C44
@@ -47,11 +47,20 @@ CREATE TABLE folds (
     created_at TEXT NOT NULL,
     PRIMARY KEY (session_id, fold_idx)
 );
+CREATE TABLE replies (
+    session_id TEXT NOT NULL REFERENCES sessions (session_id),
+    reply_idx  INTEGER NOT NULL CHECK (reply_idx >= 0),
+    step_idx   INTEGER NOT NULL CHECK (step_idx >= 0),
+    message    TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (session_id, reply_idx)
+);
 """
 
 _UPGRADES = {
-    # version 1 -> 2: the fold log (tables are only added; nothing stored changes)
-    1: _SCHEMA[_SCHEMA.index("CREATE TABLE folds") :],
+    # tables are only added; nothing stored changes
+    1: _SCHEMA[_SCHEMA.index("CREATE TABLE folds") : _SCHEMA.index("CREATE TABLE replies")],
+    2: _SCHEMA[_SCHEMA.index("CREATE TABLE replies") :],  # the replies kept
 }
 
 

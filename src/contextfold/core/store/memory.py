@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from contextfold.core.errors import StoreConflictError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
-from contextfold.core.messages import Message, SystemMessage
+from contextfold.core.messages import AssistantMessage, Message, SystemMessage, from_openai
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._common import (
     Closing,
@@ -22,6 +23,7 @@ from contextfold.core.store._common import (
     missing,
     not_next,
     now,
+    reply_row,
 )
 
 __all__ = ["MemoryStore"]
@@ -35,6 +37,8 @@ class _MemorySession:
     steps: list[Step]
     calls: list[dict[str, Any]]
     folds: list[FoldRecord]
+    replies: list[tuple[int, str]]
+    """Each reply kept: the steps it answered, the message as JSON."""
 
 
 class MemoryStore(Closing):
@@ -57,7 +61,7 @@ class MemoryStore(Closing):
         if session_id in self._sessions:
             raise StoreConflictError(f"session {session_id!r} already exists in the memory store")
         copied = json_copy(meta, f"metadata of session {session_id!r}")
-        self._sessions[session_id] = _MemorySession(system, counter, copied, [], [], [])
+        self._sessions[session_id] = _MemorySession(system, counter, copied, [], [], [], [])
 
     def append_step(self, session_id: str, step: Step) -> None:
         session = self._get(session_id)
@@ -110,8 +114,26 @@ class MemoryStore(Closing):
             {**c, "messages": list(c["messages"]), "usage": dict(c["usage"])} for c in session.calls
         ]
 
+    def record_reply(self, session_id: str, *, step: int, message: AssistantMessage) -> None:
+        """Keep a reply given to the session's first ``step`` steps (it must hold them)."""
+        session = self._get(session_id)
+        row = reply_row(session_id, step, message)
+        check_call_at(session_id, step, len(session.steps))
+        session.replies.append((step, row))
+
+    def load_replies(self, session_id: str, *, step: int) -> list[AssistantMessage]:
+        """The replies kept for the session's first ``step`` steps, the latest first."""
+        rows = [row for at, row in reversed(self._get(session_id).replies) if at == step]
+        return [_reply(row) for row in rows]
+
     def _get(self, session_id: str) -> _MemorySession:
         session = self._sessions.get(session_id)
         if session is None:
             raise missing(session_id, "the memory store")
         return session
+
+
+def _reply(row: str) -> AssistantMessage:
+    message = from_openai(json.loads(row)[0])
+    assert isinstance(message, AssistantMessage)
+    return message

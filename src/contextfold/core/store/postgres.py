@@ -11,7 +11,7 @@ from typing import Any
 from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
-from contextfold.core.messages import Message, SystemMessage
+from contextfold.core.messages import AssistantMessage, Message, SystemMessage
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._codec import Decoder
 from contextfold.core.store._common import (
@@ -23,6 +23,7 @@ from contextfold.core.store._common import (
     missing,
     not_next,
     now,
+    reply_row,
     session_row,
     step_row,
 )
@@ -172,6 +173,35 @@ class PostgresStore(Connected):
             ).fetchall()
         decoder = Decoder(self.name)
         return [decoder.decode_call(row, session_id) for row in rows]
+
+    # -- replies
+
+    def record_reply(self, session_id: str, *, step: int, message: AssistantMessage) -> None:
+        """Keep a reply given to the session's first ``step`` steps (one transaction; the
+        session must hold exactly ``step`` steps, checked under its row lock)."""
+        row = reply_row(session_id, step, message)
+        with self._transaction(f"record a reply in session {session_id!r}") as db:
+            check_call_at(session_id, step, self._lock_session(db, session_id))
+            db.execute(
+                "INSERT INTO replies (session_id, reply_idx, step_idx, message, created_at)"
+                " VALUES (%s, (SELECT COALESCE(MAX(reply_idx) + 1, 0) FROM replies"
+                " WHERE session_id = %s), %s, %s, %s)",
+                (session_id, session_id, step, row, now()),
+            )
+
+    def load_replies(self, session_id: str, *, step: int) -> list[AssistantMessage]:
+        """The replies kept for the session's first ``step`` steps, the latest first."""
+        with self._snapshot(f"load the replies of session {session_id!r}") as db:
+            found = db.execute("SELECT 1 FROM sessions WHERE session_id = %s", (session_id,))
+            if found.fetchone() is None:
+                raise missing(session_id, self.name)
+            rows = db.execute(
+                "SELECT reply_idx, message FROM replies WHERE session_id = %s AND step_idx = %s"
+                " ORDER BY reply_idx DESC",
+                (session_id, step),
+            ).fetchall()
+        decoder = Decoder(self.name)
+        return [decoder.decode_reply(m, f"session {session_id!r}, reply {i}") for i, m in rows]
 
     # -- connection and transactions
 

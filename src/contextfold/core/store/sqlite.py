@@ -11,7 +11,7 @@ from typing import Any, Literal
 from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
-from contextfold.core.messages import Message, SystemMessage
+from contextfold.core.messages import AssistantMessage, Message, SystemMessage
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._codec import Decoder
 from contextfold.core.store._common import (
@@ -23,6 +23,7 @@ from contextfold.core.store._common import (
     missing,
     not_next,
     now,
+    reply_row,
     session_row,
     step_row,
 )
@@ -55,9 +56,12 @@ class SQLiteStore(Connected):
         calls(session_id, call_idx, step_idx, messages JSON, usage JSON, created_at,
               PK(session_id, call_idx))
         folds(session_id, fold_idx, record JSON, created_at, PK(session_id, fold_idx))
+        replies(session_id, reply_idx, step_idx, message JSON, created_at,
+                PK(session_id, reply_idx))
 
-    A version-1 file (before fold logs) is upgraded in place when opened: the ``folds`` table is
-    added, nothing stored changes.
+    An older file is upgraded in place when opened: version 1 (before fold logs) gains the
+    ``folds`` table, version 2 (before kept replies) the ``replies`` table; nothing stored
+    changes.
     """
 
     def __init__(
@@ -185,6 +189,32 @@ class SQLiteStore(Connected):
             ).fetchall()
         decoder = Decoder(self.path)
         return [decoder.decode_call(row, session_id) for row in rows]
+
+    def record_reply(self, session_id: str, *, step: int, message: AssistantMessage) -> None:
+        """Keep a reply given to the session's first ``step`` steps (one transaction; the
+        session must hold exactly ``step`` steps, checked as for a call)."""
+        row = reply_row(session_id, step, message)
+        with self._transaction(f"record a reply in session {session_id!r}") as conn:
+            self._require_session(conn, session_id)
+            check_call_at(session_id, step, _next_index(conn, "steps", "idx", session_id))
+            reply_idx = _next_index(conn, "replies", "reply_idx", session_id)
+            conn.execute(
+                "INSERT INTO replies (session_id, reply_idx, step_idx, message, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (session_id, reply_idx, step, row, now()),
+            )
+
+    def load_replies(self, session_id: str, *, step: int) -> list[AssistantMessage]:
+        """The replies kept for the session's first ``step`` steps, the latest first."""
+        with self._reading(f"load the replies of session {session_id!r}") as conn:
+            self._require_session(conn, session_id)
+            rows = conn.execute(
+                "SELECT reply_idx, message FROM replies WHERE session_id = ? AND step_idx = ?"
+                " ORDER BY reply_idx DESC",
+                (session_id, step),
+            ).fetchall()
+        decoder = Decoder(self.path)
+        return [decoder.decode_reply(m, f"session {session_id!r}, reply {i}") for i, m in rows]
 
     def verify(self) -> None:
         """Raise :class:`StoreError` when SQLite finds the file damaged (``PRAGMA
