@@ -109,3 +109,88 @@ def test_only_the_final_block_of_marker_lines_is_cut() -> None:
     assert split_markers("no markers here") == ("no markers here", "")
     assert split_markers("STALE: 3") == ("", "STALE: 3")
     assert split_markers("quoted\nSTALE: 3\nand more") == ("quoted\nSTALE: 3\nand more", "")
+
+
+LINES = {"A": "\nPROGRESS: did A\nSTALE: none", "B": "\nPROGRESS: did B\nSTALE: 1"}
+
+
+def _done(body: dict[str, Any]) -> dict[str, Any]:
+    """Both tasks' first replies show ``Done.`` to their clients, with different lines."""
+    users = [m["content"] for m in body["messages"] if m["role"] == "user"]
+    if len(users) > 1:
+        return {"role": "assistant", "content": "ok"}
+    task = "A" if "Task A" in users[0] else "B"
+    return {"role": "assistant", "content": "Done." + LINES[task]}
+
+
+def _ask(proxy: Any, messages: list[Any]) -> str:
+    answer = openai_client(proxy).chat.completions.create(model="m", messages=messages)
+    return answer.choices[0].message.content or ""
+
+
+def _opening(task: str) -> list[Any]:
+    return [{"role": "user", "content": f"Task {task}."}]
+
+
+def _back(task: str, reply: str = "Done.") -> list[Any]:
+    return [
+        *_opening(task),
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": "Next."},
+    ]
+
+
+def _replies(path: Path) -> dict[str, str]:
+    """Each stored session's first reply, by the task it answered."""
+    out = {}
+    for steps in sessions(path).values():
+        if len(steps) > 1:
+            out[str(steps[0][0].content)[5]] = steps[1][0].content or ""
+    return out
+
+
+def test_two_sessions_shown_the_same_reply_each_get_their_own_lines_back(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    with ScriptedServer(_done) as up, proxy_for(up, "chat", store) as proxy:
+        assert _ask(proxy, _opening("A")) == _ask(proxy, _opening("B")) == "Done."
+        _ask(proxy, _back("A"))
+        _ask(proxy, _back("B"))
+        sent = [body["messages"][1]["content"] for _, body in up.requests[2:]]
+    assert sent == ["Done." + LINES["A"], "Done." + LINES["B"]]  # what each model was shown
+    assert _replies(store) == {"A": "Done." + LINES["A"], "B": "Done." + LINES["B"]}
+
+
+def test_a_reply_the_proxy_did_not_serve_gets_no_lines(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    with ScriptedServer(_done) as up, proxy_for(up, "chat", store) as proxy:
+        _ask(proxy, _opening("A"))
+        _ask(proxy, _opening("B"))
+        _ask(proxy, _back("A", "Done!"))  # the client edited the reply
+    assert _replies(store) == {"A": "Done!"}
+
+
+def test_a_restarted_proxy_puts_the_lines_back(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    with ScriptedServer(_done) as up:
+        with proxy_for(up, "chat", store) as proxy:
+            assert _ask(proxy, _opening("A")) == "Done."
+        with proxy_for(up, "chat", store) as proxy:  # a new process on the same store
+            _ask(proxy, _back("A"))
+    assert _replies(store) == {"A": "Done." + LINES["A"]}
+    assert len(sessions(store)) == 1  # the same session, continued
+
+
+@pytest.mark.postgres
+def test_another_replica_on_the_store_puts_the_lines_back(postgres: Any) -> None:
+    url = postgres.new_database()
+    up = ScriptedServer(_done)
+    with up, proxy_for(up, "chat", url) as first, proxy_for(up, "chat", url) as second:
+        assert _ask(first, _opening("A")) == "Done."
+        _ask(second, _back("A"))
+        assert up.requests[-1][1]["messages"][1]["content"] == "Done." + LINES["A"]
+    from contextfold.core.store import open_store
+
+    with open_store(url) as opened:
+        (sid,) = opened.list_sessions()
+        steps = opened.load_session(sid).steps
+    assert steps[1].messages[0].content == "Done." + LINES["A"]

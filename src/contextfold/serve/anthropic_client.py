@@ -2,8 +2,9 @@
 
 Streamed, the events are Anthropic's: ``message_start``, ``ping``, then each content block as
 ``content_block_start`` / ``content_block_delta`` / ``content_block_stop`` (text as the
-upstream sends it; a thinking or server-tool block whole, with its signature, when the
-upstream is Anthropic's too; the client's tool calls at the end of the last round), then
+upstream sends it, a block for each of its text blocks; a thinking or server-tool block whole,
+with its signature, when the upstream is Anthropic's too; the client's tool calls in place
+once the last round has ended), then
 ``message_delta`` (stop reason and usage, summed over every upstream call) and
 ``message_stop``; a failure is an ``error`` event.
 """
@@ -14,7 +15,7 @@ import json
 import uuid
 from typing import Any
 
-from contextfold.core.messages import AssistantMessage
+from contextfold.core.messages import AssistantMessage, ToolCall
 from contextfold.serve.anthropic_write import API, assistant_blocks, tool_input
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply
@@ -101,17 +102,16 @@ class AnthropicStream:
             return [*out, _event("content_block_delta", index=self._index, delta=delta_event)]
         if kind == "block" and isinstance(value, dict):
             return [*self._close_text(), *self._block(value)]
+        if kind == "call" and isinstance(value, ToolCall):
+            return [*self._close_text(), *self._call(value)]
+        if kind == "break":
+            return self._close_text()
         return []  # reasoning text of another API: not a signed thinking block
 
     def end(self, final: AssistantMessage, stop: str, usage: dict[str, int]) -> list[bytes]:
         events = self._close_text()
         for call in final.tool_calls:
-            block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
-            arguments = json.dumps(tool_input(call.arguments), ensure_ascii=False)
-            events += self._open(block)
-            json_delta = {"type": "input_json_delta", "partial_json": arguments}
-            events.append(_event("content_block_delta", index=self._index, delta=json_delta))
-            events += self._close()
+            events += self._call(call)
         delta = {"stop_reason": anthropic_stop(stop), "stop_sequence": None}
         events.append(_event("message_delta", delta=delta, usage=anthropic_usage(usage)))
         events.append(_event("message_stop"))
@@ -119,6 +119,13 @@ class AnthropicStream:
 
     def error(self, exc: ApiError) -> bytes:
         return sse(anthropic_error(exc), "error")
+
+    def _call(self, call: ToolCall) -> list[bytes]:
+        block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+        arguments = json.dumps(tool_input(call.arguments), ensure_ascii=False)
+        json_delta = {"type": "input_json_delta", "partial_json": arguments}
+        delta = _event("content_block_delta", index=self._index, delta=json_delta)
+        return [*self._open(block), delta, *self._close()]
 
     def _block(self, block: dict[str, Any]) -> list[bytes]:
         kind = block.get("type")

@@ -160,8 +160,10 @@ class AnthropicReader:
                     502,
                     f"upstream {self.where} streamed a tool input that is not JSON: {raw[:200]!r}",
                 ) from exc
-        if block.get("type") in ("text", "tool_use"):
-            return []
+        if block.get("type") == "text":
+            return [("break", None)]
+        if block.get("type") == "tool_use":
+            return [("call", None)]
         return [("block", block)]
 
     def reply(self) -> Reply:

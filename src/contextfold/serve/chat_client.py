@@ -11,7 +11,7 @@ import time
 import uuid
 from typing import Any
 
-from contextfold.core.messages import AssistantMessage, to_openai
+from contextfold.core.messages import AssistantMessage, ToolCall, to_openai
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply
 from contextfold.serve.streaming import sse
@@ -75,6 +75,7 @@ class ChatStream:
         self.request = request
         self._head = _head(request, "chat.completion.chunk")
         self._role_sent = False
+        self._called = 0
 
     def start(self) -> list[bytes]:
         return []
@@ -85,14 +86,12 @@ class ChatStream:
             return [self._chunk({"content": value})]
         if kind == "reasoning":
             return [self._chunk({"reasoning_content": value})]
+        if kind == "call" and isinstance(value, ToolCall):
+            return [self._calls((value,))]
         return []
 
     def end(self, final: AssistantMessage, stop: str, usage: dict[str, int]) -> list[bytes]:
-        events = []
-        if final.tool_calls:
-            calls = to_openai(final, parts=False)["tool_calls"]
-            indexed = [{"index": i, **c} for i, c in enumerate(calls)]
-            events.append(self._chunk({"tool_calls": indexed}))
+        events = [self._calls(final.tool_calls)] if final.tool_calls else []
         events.append(self._chunk({}, stop))
         if self.request.include_usage:
             events.append(sse({**self._head, "choices": [], "usage": chat_usage(usage)}))
@@ -100,6 +99,12 @@ class ChatStream:
 
     def error(self, exc: ApiError) -> bytes:
         return sse(exc.body())
+
+    def _calls(self, calls: tuple[ToolCall, ...]) -> bytes:
+        written = to_openai(AssistantMessage(None, tool_calls=calls), parts=False)["tool_calls"]
+        indexed = [{"index": self._called + i, **c} for i, c in enumerate(written)]
+        self._called += len(calls)
+        return self._chunk({"tool_calls": indexed})
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
         if not self._role_sent:

@@ -42,8 +42,11 @@ USAGE_KEYS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completio
 those written to it, and the completion's."""
 
 Delta = tuple[str, Any]
-"""A piece of a streamed reply: ``("text", str)``, ``("reasoning", str)``, or ``("block",
-dict)``: a block (an item) the upstream's API has that is not text or a call, whole."""
+"""A piece of a streamed reply: ``("text", str)``, ``("reasoning", str)``, ``("block",
+dict)``: a block (an item) the upstream's API has that is not text or a call, whole;
+``("break", None)``: a text block (a message item) ended; ``("call", None)``: a call's block
+ended (the reply's next call). To a client's stream, ``("call", ToolCall)``: a call of the
+client's, to write in place."""
 
 
 def add_usage(total: dict[str, int], usage: dict[str, int]) -> None:

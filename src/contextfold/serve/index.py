@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 
 from contextfold.core.history import History
+from contextfold.core.messages import AssistantMessage, Message
 from contextfold.core.protocols import SessionRecord, SharedStore, Store, Strategy
 from contextfold.core.tokens import TokenCounter
 from contextfold.serve.buffered import BufferedStore
 from contextfold.serve.conversation import Conversation, chain_hashes
 from contextfold.serve.learning import IdleEnds
-from contextfold.serve.markers import Markers, Served
+from contextfold.serve.markers import Markers, reply_key
 from contextfold.serve.replicas import branch_meta
 from contextfold.serve.turns import Session
 
@@ -56,8 +58,6 @@ class SessionIndex:
         """With ``serve --learn``: idle sessions are recorded as ended (:mod:`.learning`)."""
         self.markers = markers or Markers()
         """The strategy's marker lines: cut from replies, hashed without (:mod:`.markers`)."""
-        self.served = Served()
-        """The marker lines cut from each reply served, put back when the client sends it."""
         self.make_strategy = make_strategy
         self.counter = counter
         self.sessions: dict[str, Session] = {}
@@ -110,6 +110,37 @@ class SessionIndex:
             return 0
         self._index_from(session, 0)
         return 1
+
+    def served_heads(self, conv: Conversation, start: int) -> dict[int, Message]:
+        """The steps of ``conv`` from ``start`` on whose reply is one the proxy served, with
+        the marker lines the client was not shown put back, by index.
+
+        A reply served is kept in the store of the session it answered, by the number of
+        steps it answered (:meth:`~contextfold.core.protocols.Store.record_reply`); the client
+        sends it back as the step after those, so it is looked for only in the sessions that
+        hold exactly that conversation (the chain's entry before the step), and matched by
+        what the client was shown. A reply no such session served gets nothing put back; a
+        restarted proxy, or another replica on the same store, finds the same. On the session
+        thread (it reads the store)."""
+        out: dict[int, Message] = {}
+        if self.markers.split_text is None:
+            return out
+        for i in range(start, len(conv.steps)):
+            head = conv.steps[i][0]
+            if isinstance(head, AssistantMessage):
+                kept = self._served(conv.chain[i], i, head)
+                if kept is not None:
+                    out[i] = kept
+        return out
+
+    def _served(self, answered: str, step: int, head: AssistantMessage) -> Message | None:
+        key = reply_key(head)
+        for sid, _ in self._index.get(answered, ()):
+            for reply in self.store.load_replies(sid, step=step):
+                cut = self.markers.cut(reply)
+                if cut.lines and reply_key(cut.message) == key:
+                    return replace(head, content=(head.content or "") + cut.lines)
+        return None
 
     def in_flight(self) -> int:
         """Requests holding a session now (busy sessions, and new ones not yet committed)."""

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from contextfold.core.messages import Message, ToolCall
 from contextfold.core.parts import Part
 
-__all__ = ["TEXT_KEYS", "fill", "layout_of", "layout_part", "placed_calls"]
+__all__ = [
+    "TEXT_KEYS",
+    "fill",
+    "layout_of",
+    "layout_part",
+    "placed_calls",
+    "text_pieces",
+    "with_pieces",
+]
 
 TEXT_KEYS = ("text", "content", "output")
 """Keys whose string value may be a text place (an int in a template)."""
@@ -139,3 +148,54 @@ def placed_calls(template: Any) -> int:
 
     walk(template)
     return count
+
+
+def text_pieces(message: Message) -> list[str] | None:
+    """The message's text split as its layout's text places split it (anything appended in
+    the last piece), or None: no layout with a text place, or a text the layout no longer
+    fits (then :func:`fill` puts it all in the first place)."""
+    found = _layout_part(message)
+    if found is None:
+        return None
+    layout = found.value()
+    places = _places(layout.get("t"))
+    text, total = message.content or "", sum(places)
+    if not places or len(text) < total or _digest(text[:total]) != layout.get("h"):
+        return None
+    return _pieces(text, places, str(layout["h"]))
+
+
+def with_pieces(message: Message, pieces: Sequence[str]) -> Message:
+    """``message`` with text ``"".join(pieces)``, its layout's text places resized to the
+    pieces (one each, as :func:`text_pieces` gave them), so each piece is written back in its
+    own block."""
+    found = _layout_part(message)
+    text = "".join(pieces)
+    if found is None:
+        return replace(message, content=text)
+    layout = found.value()
+    sizes = iter(len(p) for p in pieces)
+    template = _resized(layout["t"], sizes)
+    value = {**layout, "t": template, "h": _digest(text)}
+    part = Part.of(found.kind, value, text=found.text, tokens=found.tokens)
+    parts = tuple(part if p is found else p for p in message.parts)
+    return replace(message, content=text, parts=parts)
+
+
+def _layout_part(message: Message) -> Part | None:
+    return next((p for p in message.parts if p.kind.endswith(":layout")), None)
+
+
+def _resized(node: Any, sizes: Any) -> Any:
+    """``node`` with each text place (in :func:`_places`' order) the next of ``sizes``."""
+    if isinstance(node, list):
+        return [_resized(item, sizes) for item in node]
+    if not isinstance(node, dict) or "$raw" in node:
+        return node
+    out = {}
+    for key, value in node.items():
+        if key in TEXT_KEYS and isinstance(value, int) and not isinstance(value, bool):
+            out[key] = next(sizes)
+        else:
+            out[key] = _resized(value, sizes)
+    return out

@@ -1,24 +1,43 @@
 """The strategy's marker lines kept between the proxy and the model, in every API.
 
 A :class:`~contextfold.core.protocols.Marking` strategy (refold) asks the model to end its
-replies with lines meant for it alone: the client is shown each reply without them
-(:meth:`Markers.split`, :class:`MarkerFilter`), and the history gets them back when the client
-returns the reply (:class:`Served`), so the strategy still reads its markers.
+replies with lines meant for it alone. The client is shown each reply without them
+(:meth:`Markers.cut`, block by block; streamed: :class:`MarkerFilter`), the replies of one
+request's rounds joined without gluing (:func:`joined`), and the history gets the lines back
+when the client returns the reply (:mod:`.served`), so the strategy still reads its markers.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from contextfold.core.messages import AssistantMessage, Message
+from contextfold.serve.layout import text_pieces, with_pieces
 
-__all__ = ["MarkerFilter", "Markers", "Served"]
+__all__ = ["Cut", "MarkerFilter", "Markers", "joined", "reply_key"]
 
 Split = Callable[[str], tuple[str, str]]
+
+ROUNDS_APART = "\n\n"
+"""What stands between the texts of two rounds of one request (a blank line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A reply as the client is shown it, and the marker lines cut from it."""
+
+    message: AssistantMessage
+    lines: str = ""
+    """The lines cut, each on a line of its own after the shown text (empty: none)."""
+
+    @property
+    def kept(self) -> AssistantMessage:
+        """The reply as the history holds it: the shown text, then the lines."""
+        if not self.lines:
+            return self.message
+        return replace(self.message, content=(self.message.content or "") + self.lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,29 +46,118 @@ class Markers:
 
     split_text: Split | None = None
 
-    def split(self, text: str) -> tuple[str, str]:
-        return self.split_text(text) if self.split_text else (text, "")
+    def cut(self, message: AssistantMessage) -> Cut:
+        """``message`` without the block of marker lines that ends its last text (the text of
+        its last text block, when its layout splits it into blocks: the others are kept
+        whole, each in its own block), and without the blank space before that block."""
+        text = message.content or ""
+        if self.split_text is None or not text:
+            return Cut(message)
+        pieces = text_pieces(message)
+        whole = pieces or [text]
+        visible, lines = self.split_text(whole[-1])
+        if not lines:
+            return Cut(message)
+        return _trimmed(message, [*whole[:-1], visible], laid=pieces is not None)
 
     def shown(self, message: Message) -> Message:
-        """An assistant message as the client is shown it (others as they are)."""
-        if self.split_text is None or not isinstance(message, AssistantMessage):
+        """A message as the client is shown it (others than assistant messages as they are)."""
+        if not isinstance(message, AssistantMessage):
             return message
-        if not message.content:
-            return message
-        visible, cut = self.split_text(message.content)
-        return replace(message, content=visible) if cut else message
+        return self.cut(message).message
 
     def filter(self) -> MarkerFilter:
         return MarkerFilter(self.split_text)
 
 
-class MarkerFilter:
-    """The text deltas of one streamed reply with its trailing marker block held back:
-    :meth:`add` gives what can be sent now, :meth:`rest` what is left of the visible text.
+def joined(texts: Sequence[str], lines: Sequence[str], last: Cut) -> Cut:
+    """The reply of a request answered in rounds: the earlier rounds' shown ``texts`` (each
+    without trailing space), a blank line between each and the next, then the last round's
+    reply; every round's marker lines after it all, in order."""
+    prefix = ROUNDS_APART.join(t for t in texts if t)
+    message = last.message
+    if prefix:
+        body = message.content or ""
+        message = _prepended(message, prefix + (ROUNDS_APART if body else ""))
+    every = [*lines, last.lines]
+    if not any(every):
+        return Cut(message)
+    pieces = text_pieces(message)
+    out = _trimmed(message, pieces or [message.content or ""], laid=pieces is not None)
+    return Cut(out.message, _own_line(out.message, out.lines + _lines(every)))
 
-    Whole replies are cut at once (:meth:`Markers.split`); a streamed one passes through here,
+
+def _prepended(message: AssistantMessage, head: str) -> AssistantMessage:
+    pieces = text_pieces(message)
+    if pieces is None:
+        return replace(message, content=head + (message.content or ""))
+    shown = with_pieces(message, [head + pieces[0], *pieces[1:]])
+    assert isinstance(shown, AssistantMessage)
+    return shown
+
+
+def _trimmed(message: AssistantMessage, pieces: list[str], *, laid: bool) -> Cut:
+    """``message`` shown as ``pieces`` (a prefix of its text, piece by piece) without trailing
+    space; the rest of its text is the cut."""
+    text = message.content or ""
+    keep = len("".join(pieces).rstrip())
+    sizes, left = [], keep
+    for piece in pieces:
+        sizes.append(min(len(piece), left))
+        left -= sizes[-1]
+    shown_text = text[:keep]
+    if laid:
+        start, kept = 0, []
+        for size in sizes:
+            kept.append(text[start : start + size])
+            start += size
+        relaid = with_pieces(message, kept)
+        assert isinstance(relaid, AssistantMessage)
+        message = relaid
+    content = shown_text or (None if message.tool_calls else "")
+    shown = replace(message, content=content)
+    return Cut(shown, _own_line(shown, text[keep:]))
+
+
+def _own_line(shown: AssistantMessage, lines: str) -> str:
+    """``lines`` starting on a line of their own after the shown text."""
+    space = lines[: len(lines) - len(lines.lstrip())]
+    return "\n" + lines if shown.content and lines and "\n" not in space else lines
+
+
+def _lines(blocks: Sequence[str]) -> str:
+    """Blocks of marker lines one after the other, each starting on a line of its own."""
+    out = ""
+    for block in blocks:
+        if not block:
+            continue
+        if out and not out.endswith("\n") and not block.startswith("\n"):
+            out += "\n"
+        out += block
+    return out
+
+
+def reply_key(message: AssistantMessage) -> tuple[object, ...]:
+    """What identifies a reply as the client was shown it, however its API writes it back:
+    its text and its calls (arguments compared as JSON)."""
+    calls = tuple((c.id, c.name, _arguments(c.arguments)) for c in message.tool_calls)
+    return (message.content or "", calls)
+
+
+def _arguments(text: str) -> str:
+    try:
+        return json.dumps(json.loads(text), sort_keys=True)
+    except ValueError:
+        return text
+
+
+class MarkerFilter:
+    """The text deltas of one streamed text with its trailing marker block held back:
+    :meth:`add` gives what can be sent now, :attr:`held` what is not sent yet.
+
+    Whole replies are cut at once (:meth:`Markers.cut`); a streamed one passes through here,
     which holds back only the lines that may turn out to be the final marker block, at most a
-    line or so.
+    line or so, and any trailing space.
     """
 
     def __init__(self, split: Split | None) -> None:
@@ -69,57 +177,7 @@ class MarkerFilter:
         out, self._sent = safe[self._sent :], len(safe)
         return out
 
-    def flush(self) -> str:
-        """Everything held back, to send now (the reply went on past it)."""
-        out, self._sent = self._text[self._sent :], len(self._text)
-        return out
-
-    def rest(self, visible: str) -> str:
-        """What of ``visible`` (the reply's whole visible text) was not sent yet."""
-        return visible[self._sent :]
-
-
-class Served:
-    """The marker lines cut from the replies served, by the reply as the client got it
-    (its text and calls: however its API writes them back), the latest ``limit`` kept.
-
-    When the client sends a reply back, the proxy appends its lines again (:meth:`restore`)
-    before the step is stored, so the history holds what the model wrote and the strategy reads
-    its markers, while the hash chain that finds the session is taken over the replies as the
-    client sees them.
-    """
-
-    def __init__(self, limit: int = 4096) -> None:
-        self.limit = limit
-        self._cut: OrderedDict[tuple[object, ...], str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def add(self, shown: AssistantMessage, cut: str) -> None:
-        if not cut:
-            return
-        with self._lock:
-            self._cut[_key(shown)] = cut
-            while len(self._cut) > self.limit:
-                self._cut.popitem(last=False)
-
-    def restore(self, message: Message) -> Message:
-        """``message`` with the marker lines cut from it put back, when it is a reply served."""
-        if not isinstance(message, AssistantMessage) or not self._cut:
-            return message
-        with self._lock:
-            cut = self._cut.get(_key(message))
-        if cut is None:
-            return message
-        return replace(message, content=(message.content or "") + cut)
-
-
-def _key(message: AssistantMessage) -> tuple[object, ...]:
-    calls = tuple((c.id, c.name, _arguments(c.arguments)) for c in message.tool_calls)
-    return (message.content or "", calls)
-
-
-def _arguments(text: str) -> str:
-    try:
-        return json.dumps(json.loads(text), sort_keys=True)
-    except ValueError:
-        return text
+    @property
+    def held(self) -> str:
+        """What was added and not given back yet."""
+        return self._text[self._sent :]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -21,11 +20,12 @@ from contextfold.core.messages import AssistantMessage
 from contextfold.serve.config import ServeConfig
 from contextfold.serve.dispatch import Dispatch
 from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import ClientRequest, ClientStream, ClientWriter, Delta
-from contextfold.serve.markers import MarkerFilter, Markers
+from contextfold.serve.exchange import ClientRequest, ClientStream, ClientWriter
+from contextfold.serve.markers import Cut, Markers
 from contextfold.serve.metrics import Metrics
 from contextfold.serve.rounds import Rounds
 from contextfold.serve.sessions import SessionManager, Turn
+from contextfold.serve.shown_stream import ShownStream
 from contextfold.serve.streaming import Primed
 from contextfold.serve.upstream import POOL_EXHAUSTED, Upstream
 from contextfold.serve.worker import SessionThread, SessionWorkers
@@ -104,11 +104,11 @@ class Proxy:
         self.metrics.add("tokens_saved_total", turn.received_tokens - turn.view.total_tokens)
         self.metrics.add("folds_total", turn.folds)
         self.metrics.add("sessions_created_total", int(turn.created))
-        return turn, Rounds.start(request, turn, self.config.max_rounds)
+        return turn, Rounds.start(request, turn, self.config.max_rounds, self.markers)
 
     async def complete(self, turn: Turn, rounds: Rounds, writer: ClientWriter) -> dict[str, Any]:
-        """Non-streamed: every upstream call, then the client's answer. Committed on success;
-        the caller discards on failure."""
+        """Non-streamed: every upstream call, then the client's answer (the turn committed
+        with it, :meth:`deliver`). The caller discards the turn on failure."""
         request, wire, where = rounds.request, self.upstream.wire, self.upstream.name
         while True:
             call = rounds.call(stream=False)
@@ -117,9 +117,11 @@ class Proxy:
             await self._after_call(turn, rounds, reply.usage)
             if not await self._answer_own(turn, rounds, reply.message):
                 break
-        await self.commit(turn)
-        final = self._shown(rounds.final(reply.message))
-        return writer.respond(final, rounds.finish_reason(final, reply.stop), rounds.usage, reply)
+        final = rounds.final(reply.message)
+        stop = rounds.finish_reason(final.message, reply.stop)
+        answer = writer.respond(final.message, stop, rounds.usage, reply)
+        await self.deliver(turn, final)
+        return answer
 
     async def open_stream(self, rounds: Rounds) -> Primed:
         """The next streamed upstream call, opened and its first event read (the first call
@@ -132,18 +134,20 @@ class Proxy:
     async def stream(
         self, turn: Turn, rounds: Rounds, out: ClientStream, first: Primed
     ) -> AsyncGenerator[bytes, None]:
-        """Streamed: text as the upstream sends it (the strategy's marker lines held back),
-        held tool calls at the end of the last round, the finish and usage. Any failure is sent
-        as an error event; an unfinished stream (failure or hang-up) discards the turn."""
+        """Streamed: text as the upstream sends it (the strategy's marker lines held back:
+        :class:`~.shown_stream.ShownStream`), the client's calls once the last round has ended,
+        the finish and usage; the turn committed before those last events (:meth:`deliver`).
+        Any failure is sent as an error event; an unfinished stream (failure or hang-up)
+        discards the turn."""
         committed, stream = False, first
-        text = self.markers.filter()
+        shown = ShownStream(out, self.markers)
         try:
             for event in out.start():
                 yield event
             while True:
                 try:
                     async for delta in stream:
-                        for event in _passed(out, text, delta):
+                        for event in shown.delta(delta):
                             yield event
                 finally:
                     with anyio.CancelScope(shield=True):  # also when the client hung up
@@ -153,14 +157,14 @@ class Proxy:
                 await self._after_call(turn, rounds, reply.usage)
                 if not await self._answer_own(turn, rounds, reply.message):
                     break
+                for event in shown.round_end(rounds.texts[-1]):
+                    yield event
                 stream = await self.open_stream(rounds)
-            await self.commit(turn)
-            committed = True
-            final = self._shown(rounds.final(reply.message))
-            rest = text.rest(final.content or "")
-            for event in out.delta(("text", rest)) if rest else []:
-                yield event
-            for event in out.end(final, rounds.finish_reason(final, reply.stop), rounds.usage):
+            final = rounds.final(reply.message)
+            stop = rounds.finish_reason(final.message, reply.stop)
+            events = shown.end(final.message, reply.message.tool_calls, stop, rounds.usage)
+            committed = await self.deliver(turn, final)
+            for event in events:
                 yield event
         except ApiError as exc:
             self.failed(exc)
@@ -174,20 +178,19 @@ class Proxy:
             if not committed:
                 self.discard(turn)
 
-    def _shown(self, final: AssistantMessage) -> AssistantMessage:
-        """The reply as the client gets it: the strategy's marker lines cut (and remembered,
-        to put back when the client sends the reply again)."""
-        visible, cut = self.markers.split(final.content or "")
-        if not cut:
-            return final
-        shown = replace(final, content=visible or (None if final.tool_calls else ""))
-        self.manager.served.add(shown, cut)
-        return shown
-
     # -- the turn's ends
 
-    async def commit(self, turn: Turn) -> None:
-        await self.dispatch.commit(turn)
+    async def deliver(self, turn: Turn, final: Cut) -> bool:
+        """The reply is whole and the client still there: commit the turn, with the reply as
+        the history will hold it (its marker lines) when the client sends it back. The one
+        place a turn is committed, just before the client gets the reply's last bytes: a
+        client that hung up first has nothing of its turn stored (the checkpoint lets its
+        cancellation in), and a commit once begun is finished (shielded). True once done."""
+        await anyio.lowlevel.checkpoint()
+        turn.reply = final.kept if final.lines else None
+        with anyio.CancelScope(shield=True):
+            await self.dispatch.commit(turn)
+        return True
 
     def discard(self, turn: Turn) -> None:
         """Forget the turn's writes (nothing awaited: safe from a cancelled task)."""
@@ -225,16 +228,3 @@ class Proxy:
         self.metrics.add("strategy_tool_calls_total", len(own))
         rounds.continue_with(message, answers)
         return True
-
-
-def _passed(out: ClientStream, text: MarkerFilter, delta: Delta) -> list[bytes]:
-    """The client's events for one upstream delta (text through the marker filter; a block
-    after held text sends that text first)."""
-    kind, value = delta
-    if kind == "text":
-        shown = text.add(value)
-        return out.delta(("text", shown)) if shown else []
-    if kind == "block":
-        held = text.flush()
-        return [*(out.delta(("text", held)) if held else []), *out.delta(delta)]
-    return out.delta(delta)

@@ -14,7 +14,7 @@ from typing import Any
 
 from contextfold.core.errors import StoreConflictError
 from contextfold.core.history import History
-from contextfold.core.messages import Message
+from contextfold.core.messages import AssistantMessage, Message
 from contextfold.core.protocols import Store
 
 __all__ = ["SentCall", "branch_meta", "shared_steps", "write_branch"]
@@ -58,10 +58,11 @@ def write_branch(
     store: Store,
     history: History,
     meta: dict[str, Any],
-    sent: list[SentCall],
+    turn: tuple[list[SentCall], AssistantMessage | None],
     new_id: Callable[[], str],
 ) -> str:
-    """Write ``history`` (steps, fold log) and the turn's calls as a new session; its id.
+    """Write ``history`` (steps, fold log) and the turn's calls and reply kept (if any) as a
+    new session; its id.
 
     Two replicas that continue the same session at once both hold it "free" in their own
     memory; the database decides: every write of a turn checks the session's step count under
@@ -90,7 +91,10 @@ def write_branch(
             store.append_step(session_id, step)
         for record in history.folds:
             store.append_fold(session_id, record)
+        sent, reply = turn
         for call in sent:
             store.record_call(session_id, step=call.step, messages=call.messages, usage=call.usage)
+        if reply is not None:
+            store.record_reply(session_id, step=len(history.steps), message=reply)
         return session_id
     raise StoreConflictError(f"no free session id for a branch after {_ATTEMPTS} attempts")

@@ -115,7 +115,8 @@ class ResponsesStream:
     The events are OpenAI's: ``response.created``, ``response.in_progress``; the text as a
     ``message`` item (``response.output_item.added``, ``response.content_part.added``,
     ``response.output_text.delta``, ``...done``); other items of the upstream's own API
-    (reasoning) whole as they finish; the client's calls at the end of the last round
+    (reasoning) whole as they finish; a ``message`` item for each of the upstream's; the
+    client's calls in place once the last round has ended
     (``response.function_call_arguments.delta`` or ``response.custom_tool_call_input.delta``);
     then ``response.completed`` with the whole response.
     """
@@ -149,6 +150,10 @@ class ResponsesStream:
             events.append(self._event("response.output_item.added", output_index=index, item=item))
             events.append(self._event("response.output_item.done", output_index=index, item=item))
             return events
+        if kind == "call" and isinstance(value, ToolCall):
+            return [*self._close_text(), *self._call(value)]
+        if kind == "break":
+            return self._close_text()
         return []
 
     def end(self, final: AssistantMessage, stop: str, usage: dict[str, int]) -> list[bytes]:

@@ -108,7 +108,12 @@ class ResponsesReader:
             return [("text", text)] if isinstance(text, str) and text else []
         if kind == "response.output_item.done":
             item = data.get("item")
-            if isinstance(item, dict) and item.get("type") not in _MODEL_ITEMS:
+            kind = item.get("type") if isinstance(item, dict) else None
+            if kind == "message":
+                return [("break", None)]
+            if kind in _MODEL_ITEMS:
+                return [("call", None)]
+            if isinstance(item, dict):
                 return [("block", item)]
         elif kind in ("response.completed", "response.incomplete"):
             response = data.get("response")

@@ -13,6 +13,7 @@ from typing import Any
 from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage
 from contextfold.core.view import Provenance
 from contextfold.serve.exchange import Call, ClientRequest, add_usage
+from contextfold.serve.markers import Cut, Markers, joined
 from contextfold.serve.sessions import Turn
 
 __all__ = ["Rounds"]
@@ -41,6 +42,9 @@ class Rounds:
     client gets (:meth:`final`; told so in the text when nothing else is left: :meth:`note`):
     the client never sees a tool it did not define. All of it is in the one conversation model,
     whatever the APIs of the client and the upstream.
+
+    The client gets every round's text, in order, a blank line between two rounds' texts,
+    each round's marker lines cut from that round (:meth:`final`, :func:`.markers.joined`).
     """
 
     request: ClientRequest
@@ -55,10 +59,16 @@ class Rounds:
     """How many leading messages an earlier call cached (:attr:`Turn.cached_through`)."""
     done: int = 0
     texts: list[str] = field(default_factory=list)
+    """Each earlier round's text as the client is shown it (no trailing space)."""
+    lines: list[str] = field(default_factory=list)
+    """Each earlier round's marker lines (cut from its text)."""
     usage: dict[str, int] = field(default_factory=dict)
+    markers: Markers = field(default_factory=Markers)
 
     @classmethod
-    def start(cls, request: ClientRequest, turn: Turn, max_rounds: int) -> Rounds:
+    def start(
+        cls, request: ClientRequest, turn: Turn, max_rounds: int, markers: Markers | None = None
+    ) -> Rounds:
         ours = [t for t in turn.own_tools if t["function"]["name"] not in request.tool_names]
         hidden = frozenset(t["function"]["name"] for t in ours)
         own = ours if request.offer_own else []
@@ -66,6 +76,7 @@ class Rounds:
         messages = list(view.messages)
         rounds = cls(request, own, messages, max_rounds, view.settled, view.provenance, hidden)
         rounds.cached_through = turn.cached_through
+        rounds.markers = markers or Markers()
         return rounds
 
     @property
@@ -104,24 +115,32 @@ class Rounds:
 
     def continue_with(self, message: AssistantMessage, answers: dict[str, str]) -> None:
         """Append the round's assistant message and a result for each of its calls."""
-        if message.content:
-            self.texts.append(message.content)
+        shown = self.markers.cut(message)
+        self.texts.append((shown.message.content or "").rstrip())
+        self.lines.append(shown.lines)
         self.messages.append(message)
         for call in message.tool_calls:
             text = answers.get(call.id, _NOT_RUN.format(name=call.name))
             self.messages.append(ToolMessage(text, call.id))
 
-    def final(self, message: AssistantMessage) -> AssistantMessage:
-        """The message the client gets: text of every round (or :meth:`note`), the last
-        round's calls of the client's own tools, its parts (a thinking block)."""
+    def final(self, message: AssistantMessage) -> Cut:
+        """The message the client gets (and the marker lines cut from it): the text of every
+        round (or :meth:`note`), the last round's calls of the client's own tools, its parts
+        (a thinking block)."""
+        last = self.markers.cut(message)
         calls = self._client_calls(message)
-        text = "".join([*self.texts, message.content or ""]) or self.note(message)
-        return replace(message, content=text or (None if calls else ""), tool_calls=calls)
+        out = joined(
+            self.texts, self.lines, Cut(replace(last.message, tool_calls=calls), last.lines)
+        )
+        if out.message.content:
+            return out
+        content = self.note(message) or (None if calls else "")
+        return joined((), (), Cut(replace(out.message, content=content), out.lines))
 
     def note(self, message: AssistantMessage) -> str:
         """What the client is told when the last message called only the strategy's tools
-        and no round had any text (empty otherwise)."""
-        texts = [*self.texts, message.content or ""]
+        and no round had any text to show (empty otherwise)."""
+        texts = [*self.texts, self.markers.cut(message).message.content or ""]
         names = sorted({c.name for c in message.tool_calls})
         if any(texts) or not names or self._client_calls(message):
             return ""

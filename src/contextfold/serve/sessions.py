@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from contextfold.core.errors import ContextBudgetError, StoreConflictError
 from contextfold.core.messages import Message
@@ -48,6 +48,10 @@ class Claim:
     put_back: bool = False
     """Whether the session holds unwritten steps of a failed request that the conversation
     does not: it is put back as stored before it is extended."""
+    heads: dict[int, Message] = field(default_factory=dict)
+    """The conversation's new steps that are replies the proxy served, by index: as the
+    history holds them, with the marker lines the client was not shown
+    (:meth:`~.index.SessionIndex.served_heads`)."""
 
 
 class SessionManager(SessionIndex):
@@ -139,9 +143,10 @@ class SessionManager(SessionIndex):
         session = tip or self._branch(conv, family, k, candidates[0] if candidates else None)
         session.growth = growth = Growth(conv.chain[-1], created=tip is None)
         put_back = not _holds_unwritten(session, conv)
+        heads = self.served_heads(conv, max(k, 0))
         session.chain = list(conv.chain)
         self._growing[growth.end] = session
-        return Claim(session, growth, True, conv, k, put_back)
+        return Claim(session, growth, True, conv, k, put_back, heads)
 
     def extend(self, claim: Claim) -> Turn:
         """Append the claim's new steps (buffered), observe, fold and render: the leader's
@@ -150,16 +155,18 @@ class SessionManager(SessionIndex):
         try:
             if claim.put_back:
                 self._put_back(session)
-            turn = self._extend(session, growth, claim.conversation, claim.matched)
+            turn = self._extend(session, growth, claim)
         except BaseException as exc:
             growth.ready.set_exception(exc)
             raise
         growth.ready.set_result(turn)
         return turn
 
-    def _extend(self, session: Session, growth: Growth, conv: Conversation, k: int) -> Turn:
-        for messages in conv.steps[len(session.history) :]:
-            head = self.served.restore(messages[0])  # the marker lines the client was not shown
+    def _extend(self, session: Session, growth: Growth, claim: Claim) -> Turn:
+        conv, k = claim.conversation, claim.matched
+        for i in range(len(session.history), len(conv.steps)):
+            messages = conv.steps[i]
+            head = claim.heads.get(i, messages[0])  # with the lines the client was not shown
             step = session.history.append(head, *messages[1:])
             session.strategy.observe(step, session.history)
         folds = self._fold(session)
@@ -189,6 +196,9 @@ class SessionManager(SessionIndex):
                 self.store.record_call(
                     growth.home, step=call.step, messages=call.messages, usage=call.usage
                 )
+            if turn.reply is not None:
+                step = len(session.history)
+                self.store.record_reply(growth.home, step=step, message=turn.reply)
         except StoreConflictError:
             if not isinstance(self.store, SharedStore):
                 raise
@@ -225,7 +235,11 @@ class SessionManager(SessionIndex):
             else branch_meta(session.family, parent.id, shared_steps(session.chain, parent.chain))
         )
         new_id = write_branch(
-            self.store, session.history, meta, turn.sent, lambda: self._new_id(session.family)
+            self.store,
+            session.history,
+            meta,
+            (turn.sent, turn.reply),
+            lambda: self._new_id(session.family),
         )
         if not growth.written:  # the members still in flight write their calls there
             growth.written, growth.home = True, new_id

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfold.core.history import History
-from contextfold.core.messages import common_prefix
+from contextfold.core.messages import AssistantMessage, common_prefix
 from contextfold.core.protocols import SessionRecord, Strategy, ToolProvider
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View
@@ -128,6 +128,9 @@ class Turn:
     cached_through: int | None = None
     """How many leading messages of the view an earlier call cached
     (:meth:`Session.cached_through`)."""
+    reply: AssistantMessage | None = None
+    """The reply the client gets, as the history will hold it when the client sends it back,
+    when that differs from what the client sees (it had marker lines cut): kept at commit."""
 
     @property
     def calls(self) -> int:
