@@ -41,7 +41,7 @@ def anthropic_endpoints(proxy: Proxy) -> list[Endpoint]:
 
     async def messages(request: Request) -> Response:
         parsed = await _parse(proxy, request, count=False)
-        return await answer(proxy, parsed, AnthropicWriter(parsed))
+        return await answer(proxy, parsed, AnthropicWriter(parsed), request.receive)
 
     async def count(request: Request) -> Response:
         parsed = await _parse(proxy, request, count=True)

@@ -23,7 +23,7 @@ def chat_endpoints(proxy: Proxy) -> list[Endpoint]:
         parsed = await anyio.to_thread.run_sync(  # off the loop: a body may be large
             lambda: parse_chat(body, request.headers, token, shown)
         )
-        return await answer(proxy, parsed, ChatWriter(parsed))
+        return await answer(proxy, parsed, ChatWriter(parsed), request.receive)
 
     return [
         Endpoint("POST", f"{prefix}/chat/completions", chat, counted=True) for prefix in ("/v1", "")

@@ -52,7 +52,8 @@ def responses_endpoints(proxy: Proxy, store: ResponseStore) -> list[Endpoint]:
             )
 
         parsed = await anyio.to_thread.run_sync(parse)  # off the loop: a body may be large
-        return await answer(proxy, parsed, ResponsesWriter(parsed, _keeper(parsed, store)))
+        writer = ResponsesWriter(parsed, _keeper(parsed, store))
+        return await answer(proxy, parsed, writer, request.receive)
 
     async def get(request: Request) -> Response:
         return JSONResponse(store.get(_id(request)).response)
