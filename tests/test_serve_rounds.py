@@ -5,6 +5,7 @@ glued; and the stored history holds the same words with the marker lines after t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,26 @@ def _kinds(api: str, body: dict[str, Any]) -> list[str]:
         return [b["type"] for b in reply]
     items = body["input"][1:-1]  # after the question, before the call's output
     return ["text" if i["type"] == "message" else "tool_use" for i in items]
+
+
+@pytest.mark.parametrize("api", ["chat", "anthropic", "responses"])
+def test_the_last_allowed_round_offers_the_strategys_tools_no_more(
+    tmp_path: Path, api: str
+) -> None:
+    """On the last round the model may make, ``restore`` is neither offered nor called in
+    what it is sent: the earlier rounds' calls of it and their answers are written as text,
+    so no API (Anthropic's refuses a call of an undefined tool) needs it defined."""
+    up = upstream(api, lambda body: [("text", "Again."), RESTORE])  # it never stops asking
+    with up, proxy_for(up, api, tmp_path / "s.db", strategy="refold", max_rounds=2) as proxy:
+        talk = Conversation(proxy, api, False)
+        talk.say("What did step 0 say?")
+        shown = talk.ask()
+    bodies = [b for _, b in up.requests] if api == "chat" else up.calls
+    assert len(bodies) == 2
+    assert "restore" in str(bodies[0].get("tools"))
+    last = bodies[1]
+    assert "restore" not in str(last.get("tools"))
+    sent = json.dumps(last["messages"] if api != "responses" else last["input"])
+    assert "tool_use" not in sent and "function_call" not in sent and "tool_call" not in sent
+    assert "restore(" in sent  # the call and its answer, as text
+    assert shown.text == "Again.\n\nAgain." and shown.call_ids == []

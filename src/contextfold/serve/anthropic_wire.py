@@ -58,8 +58,7 @@ class AnthropicWire:
         if written.system is not None:
             body["system"] = written.system
         body["messages"] = written.messages
-        own = call.own_tools or call.called_tools  # calls of an undefined tool are refused
-        tools = [*request.tools, *(_tool(t) for t in own)]
+        tools = [*request.tools, *(_tool(t) for t in call.own_tools)]
         if tools:
             body["tools"] = tools
         if call.stream:

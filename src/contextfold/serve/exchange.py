@@ -100,9 +100,6 @@ class Call:
     """How many leading messages the strategy keeps as they are (:attr:`View.settled`)."""
     provenance: Sequence[Provenance] = ()
     """Where each of the view's messages comes from (the rounds' messages come after)."""
-    called_tools: list[dict[str, Any]] = field(default_factory=list)
-    """The strategy's tools the messages already call (an earlier round's): an API that
-    refuses calls of tools not defined (Anthropic's) is given them on the last round too."""
     cached_through: int | None = None
     """How many leading messages an earlier call of the session cached (marked, for APIs
     whose caches read only at marks)."""

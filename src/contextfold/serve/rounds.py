@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage
+from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from contextfold.core.view import Provenance
 from contextfold.serve.exchange import Call, ClientRequest, add_usage
 from contextfold.serve.markers import Cut, Markers, joined
@@ -22,6 +22,7 @@ _NOT_RUN = (
     "not run: the proxy answered the context tool called beside it first; "
     "call {name} again if you still need it"
 )
+_SPELLED = "[Context note from the runtime, not from the user] {name}({arguments}) returned:"
 _NO_ANSWER = (
     "[contextfold: no answer; the model still called {names} after {rounds} upstream calls, "
     "the most one request may make. Ask again to continue.]"
@@ -37,10 +38,11 @@ class Rounds:
     ``tool_choice: none``). When the model calls one of the strategy's tools, the proxy answers
     it and calls again with the call and its answer appended (:meth:`continue_with`); the client
     never sees that exchange. Client tools called in the same message are answered ``not run``
-    (the model calls them again). The last allowed call offers the strategy's tools no more, so
-    the model answers; a model that calls them anyway has those calls taken out of what the
-    client gets (:meth:`final`; told so in the text when nothing else is left: :meth:`note`):
-    the client never sees a tool it did not define. All of it is in the one conversation model,
+    (the model calls them again). The last allowed call offers the strategy's tools no more
+    (and holds no call of them: :meth:`spelled_out`), so the model answers; a model that
+    calls them anyway has those calls taken out of what the client gets (:meth:`final`; told
+    so in the text when nothing else is left: :meth:`note`): the client never sees a tool it
+    did not define. All of it is in the one conversation model,
     whatever the APIs of the client and the upstream.
 
     The client gets every round's text, in order, a blank line between two rounds' texts,
@@ -85,10 +87,10 @@ class Rounds:
         return self.done >= self.max_rounds - 1
 
     def call(self, *, stream: bool) -> Call:
-        """The next upstream call."""
+        """The next upstream call (the last one allowed: without the strategy's tools, its
+        earlier calls of them written out, :meth:`spelled_out`)."""
         own = [] if self.last else self.own
-        called = self.own if len(self.messages) > len(self.provenance) else []
-        messages = list(self.messages)
+        messages = self.spelled_out() if self.last else list(self.messages)
         return Call(
             self.request,
             messages,
@@ -96,9 +98,29 @@ class Rounds:
             stream,
             self.settled,
             self.provenance,
-            called,
             cached_through=self.cached_through,
         )
+
+    def spelled_out(self) -> list[Message]:
+        """The messages with the rounds' calls of the strategy's tools taken out of their
+        messages and each with its answer written as a note, so a call that offers those
+        tools no more holds no call of them (Anthropic refuses a call of a tool not defined).
+        A round's message left with nothing is left out."""
+        view = len(self.provenance)
+        out, made = list(self.messages[:view]), dict[str, ToolCall]()
+        for message in self.messages[view:]:
+            if isinstance(message, AssistantMessage):
+                made.update((c.id, c) for c in message.tool_calls if c.name in self.hidden)
+                calls = tuple(c for c in message.tool_calls if c.name not in self.hidden)
+                kept = replace(message, tool_calls=calls)
+                out += [kept] if kept.content or kept.tool_calls or kept.parts else []
+            elif isinstance(message, ToolMessage) and message.tool_call_id in made:
+                call = made[message.tool_call_id]
+                note = _SPELLED.format(name=call.name, arguments=call.arguments)
+                out.append(UserMessage(f"{note}\n{message.content}"))
+            else:
+                out.append(message)
+        return out
 
     def own_calls(self, message: AssistantMessage) -> list[ToolCall]:
         """The calls in ``message`` of the strategy's own tools."""
