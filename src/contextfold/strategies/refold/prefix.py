@@ -196,7 +196,7 @@ class PrefixRenderer:
         kept = step in self.keep or (repeats is not None and step in repeats.kept)
         # before supersede: a masked output's stub never changes afterwards
         if ops.mask and not kept and tokens >= self.min_mask:
-            lines = msg.content.count("\n") + 1
+            lines = self._own(step, msg).content.count("\n") + 1  # not the cut rendering's
             text = f"[step {step}] output omitted ({lines} lines); {_restore(step)} shows it"
             return _stub(msg, text), "mask"
         newer = state.latest.get(state.keys.get((step, msg.tool_call_id), ""), -1)
@@ -213,6 +213,11 @@ class PrefixRenderer:
                 self._pointers.setdefault(source, set()).add(step)
             return _stub(msg, f"[step {step}]\n{spans.text}"), "dedup-span"
         return None, ""
+
+    def _own(self, step: int, rendered: ToolMessage) -> ToolMessage:
+        """The output as the history holds it (``rendered`` may be a cut rendering of it)."""
+        results = self.history[step].results
+        return next((r for r in results if r.tool_call_id == rendered.tool_call_id), rendered)
 
 
 def repeat_stub(step: int, source: int, original: ToolMessage) -> ToolMessage:
