@@ -29,11 +29,17 @@ from pathlib import Path
 from typing import Any
 
 from contextfold.serve.scripted_anthropic import AnthropicReply, text, tool_use
-from contextfold.serve.scripted_responses import ResponsesReply, custom_tool_call
+from contextfold.serve.scripted_responses import (
+    ResponsesReply,
+    custom_tool_call,
+    function_call,
+    message,
+)
 
 __all__ = [
     "CODEX_MODEL",
     "DONE",
+    "SHOWN",
     "CliRun",
     "Tripwire",
     "claude_result",
@@ -49,6 +55,12 @@ ROOT = Path(__file__).resolve().parents[1]
 CODEX_MODEL = "gpt-5.5"
 """A model Codex knows (so it offers its real tools, apply_patch among them)."""
 DONE = "Done: the file is written."
+RESTORING = "Restoring the cut lines."
+MARKS = "\nPROGRESS: wrote the file\nSTALE: none"
+"""Marker lines ending a reply, as refold asks the model to write them."""
+RESTORE_ID = "call_restore_1"
+SHOWN = f"{RESTORING}\n\n{DONE}"
+"""What a CLI shows of a restore round and the answer after it, through the proxy."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,27 +218,45 @@ def _results(content: Any, kind: str) -> list[dict[str, Any]]:
     return [b for b in content if b.get("type") == kind] if isinstance(content, list) else []
 
 
-def claude_writes_file(path: Path, content: str) -> Callable[[dict[str, Any]], AnthropicReply]:
-    """Claude Code's script: ``Write`` ``path``, then close once its result came back."""
+def claude_writes_file(
+    path: Path, content: str, *, restoring: bool = False
+) -> Callable[[dict[str, Any]], AnthropicReply]:
+    """Claude Code's script: ``Write`` ``path``, then close once its result came back. With
+    ``restoring`` (through ``contextfold serve``), the model first calls the proxy's
+    ``restore`` in a reply ending in marker lines (:data:`RESTORING`), and closes with
+    :data:`DONE` and marker lines once the proxy answered it."""
 
     def reply(body: dict[str, Any]) -> AnthropicReply:
-        last = body["messages"][-1]
-        if _results(last["content"], "tool_result"):
-            return DONE
+        results = _results(body["messages"][-1]["content"], "tool_result")
+        if restoring and any(r.get("tool_use_id") == RESTORE_ID for r in results):
+            return DONE + MARKS
+        if results:
+            if not restoring:
+                return DONE
+            return [text(RESTORING + MARKS), tool_use("restore", {"step": 1}, id=RESTORE_ID)]
         write = tool_use("Write", {"file_path": str(path), "content": content})
         return [text("Writing the file."), write]
 
     return reply
 
 
-def codex_writes_file(name: str, content: str) -> Callable[[dict[str, Any]], ResponsesReply]:
-    """Codex's script: ``apply_patch`` adding ``name``, then close once its output came back."""
+def codex_writes_file(
+    name: str, content: str, *, restoring: bool = False
+) -> Callable[[dict[str, Any]], ResponsesReply]:
+    """Codex's script: ``apply_patch`` adding ``name``, then close once its output came back
+    (with ``restoring``, by way of the proxy's ``restore``, as :func:`claude_writes_file`)."""
     lines = "".join(f"+{line}\n" for line in content.splitlines())
     patch = f"*** Begin Patch\n*** Add File: {name}\n{lines}*** End Patch\n"
 
     def reply(body: dict[str, Any]) -> ResponsesReply:
-        if any(i.get("type") == "custom_tool_call_output" for i in body["input"]):
-            return DONE
+        outputs = [i for i in body["input"] if i.get("type", "").endswith("_call_output")]
+        if restoring and any(i.get("call_id") == RESTORE_ID for i in outputs):
+            return DONE + MARKS
+        if outputs:
+            if not restoring:
+                return DONE
+            restore = function_call("restore", {"step": 1}, call_id=RESTORE_ID)
+            return [message(RESTORING + MARKS), restore]
         return [custom_tool_call("apply_patch", patch)]
 
     return reply

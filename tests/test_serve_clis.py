@@ -1,8 +1,10 @@
 """Claude Code and Codex CLI (``make npm``) each finish their small coding task *through*
 ``contextfold serve``: the scripted upstream of the CLI's protocol answers with the tool call
-that writes a file and then closes; the file is checked on disk, and each upstream call is
-checked to be the strategy's view the proxy recorded (written in the upstream's API), not the
-CLI's own request, with the strategy's tool offered beside the CLI's."""
+that writes a file, then calls the proxy's ``restore`` in a reply ending in refold's marker
+lines, then closes; the file is checked on disk, the answer the CLI prints is checked word
+for word (both rounds' texts, no marker line), and each upstream call is checked to be the
+strategy's view the proxy recorded (written in the upstream's API), not the CLI's own
+request, with the strategy's tool offered beside the CLI's."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from contextfold.serve.responses_write import write_input
 from contextfold.serve.scripted_anthropic import ScriptedAnthropic
 from contextfold.serve.scripted_responses import ScriptedResponses
 from tests._clis import (
-    DONE,
+    SHOWN,
     Tripwire,
     claude_result,
     claude_writes_file,
@@ -41,7 +43,7 @@ def test_claude_code_writes_a_file_through_the_proxy(tmp_path: Path) -> None:
     work, store = tmp_path / "work", tmp_path / "s.db"
     work.mkdir()
     target = work / "greet.py"
-    script = claude_writes_file(target, SOURCE)
+    script = claude_writes_file(target, SOURCE, restoring=True)
     with (
         ScriptedAnthropic(script) as up,
         Tripwire() as wire,
@@ -57,9 +59,9 @@ def test_claude_code_writes_a_file_through_the_proxy(tmp_path: Path) -> None:
         ).check()
     assert wire.seen == []
     assert target.read_text() == SOURCE
-    assert claude_result(run)["result"] == DONE
+    assert claude_result(run)["result"] == SHOWN  # the words the user sees
     calls = _calls(store)
-    assert len(calls) == len(up.calls) >= 2
+    assert len(calls) == len(up.calls) >= 3
     for body, sent in zip(up.calls, calls, strict=True):
         written = write_view(sent)  # type: ignore[arg-type]
         assert strip_marks(body["messages"]) == written.messages
@@ -75,13 +77,13 @@ def test_claude_code_writes_a_file_through_the_proxy(tmp_path: Path) -> None:
 def test_codex_writes_a_file_through_the_proxy(tmp_path: Path) -> None:
     work, store = tmp_path / "work", tmp_path / "s.db"
     work.mkdir()
-    script = codex_writes_file("greet.py", SOURCE)
+    script = codex_writes_file("greet.py", SOURCE, restoring=True)
     with (
         ScriptedResponses(script) as up,
         Tripwire() as wire,
         proxy_for(up, "responses", store, token=None, no_auth=True) as proxy,
     ):
-        run_codex(
+        run = run_codex(
             "Create greet.py with a greet function.",
             base_url=proxy.url,
             workdir=work,
@@ -90,8 +92,9 @@ def test_codex_writes_a_file_through_the_proxy(tmp_path: Path) -> None:
         ).check()
     assert wire.seen == []
     assert (work / "greet.py").read_text() == SOURCE
+    assert run.stdout.strip() == SHOWN  # the words the user sees
     calls = _calls(store)
-    assert len(calls) == len(up.calls) == 2
+    assert len(calls) == len(up.calls) == 3
     kinds = {"apply_patch": "custom_tool_call"}
     for body, sent in zip(up.calls, calls, strict=True):
         assert body["input"] == write_input(sent, kinds)[1]  # type: ignore[arg-type]
