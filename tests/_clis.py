@@ -39,7 +39,9 @@ from contextfold.serve.scripted_responses import (
 __all__ = [
     "CODEX_MODEL",
     "DONE",
+    "MARKS",
     "SHOWN",
+    "WRITING",
     "CliRun",
     "Tripwire",
     "claude_result",
@@ -55,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CODEX_MODEL = "gpt-5.5"
 """A model Codex knows (so it offers its real tools, apply_patch among them)."""
 DONE = "Done: the file is written."
+WRITING = "Writing the file."
 RESTORING = "Restoring the cut lines."
 MARKS = "\nPROGRESS: wrote the file\nSTALE: none"
 """Marker lines ending a reply, as refold asks the model to write them."""
@@ -224,7 +227,8 @@ def claude_writes_file(
     """Claude Code's script: ``Write`` ``path``, then close once its result came back. With
     ``restoring`` (through ``contextfold serve``), the model first calls the proxy's
     ``restore`` in a reply ending in marker lines (:data:`RESTORING`), and closes with
-    :data:`DONE` and marker lines once the proxy answered it."""
+    :data:`DONE` and marker lines once the proxy answered it; its first reply ends in marker
+    lines too."""
 
     def reply(body: dict[str, Any]) -> AnthropicReply:
         results = _results(body["messages"][-1]["content"], "tool_result")
@@ -235,7 +239,7 @@ def claude_writes_file(
                 return DONE
             return [text(RESTORING + MARKS), tool_use("restore", {"step": 1}, id=RESTORE_ID)]
         write = tool_use("Write", {"file_path": str(path), "content": content})
-        return [text("Writing the file."), write]
+        return [text(WRITING + (MARKS if restoring else "")), write]
 
     return reply
 
@@ -257,7 +261,8 @@ def codex_writes_file(
                 return DONE
             restore = function_call("restore", {"step": 1}, call_id=RESTORE_ID)
             return [message(RESTORING + MARKS), restore]
-        return [custom_tool_call("apply_patch", patch)]
+        patching = [message(WRITING + MARKS)] if restoring else []
+        return [*patching, custom_tool_call("apply_patch", patch)]
 
     return reply
 

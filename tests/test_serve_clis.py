@@ -18,7 +18,9 @@ from contextfold.serve.responses_write import write_input
 from contextfold.serve.scripted_anthropic import ScriptedAnthropic
 from contextfold.serve.scripted_responses import ScriptedResponses
 from tests._clis import (
+    MARKS,
     SHOWN,
+    WRITING,
     Tripwire,
     claude_result,
     claude_writes_file,
@@ -30,6 +32,14 @@ from tests._protocols import TOKEN, marked, proxy_for, root, strip_marks
 
 pytestmark = pytest.mark.slow
 SOURCE = "def greet():\n    return 'hi'\n"
+
+
+def _first_reply(store: Path) -> str:
+    """The text of the session's first assistant step, as stored."""
+    with open_store(store) as opened:
+        (sid,) = opened.list_sessions()
+        steps = opened.load_session(sid).steps
+    return next(s.messages[0].content or "" for s in steps if s.kind == "assistant")
 
 
 def _calls(store: Path) -> list[list[object]]:
@@ -60,6 +70,7 @@ def test_claude_code_writes_a_file_through_the_proxy(tmp_path: Path) -> None:
     assert wire.seen == []
     assert target.read_text() == SOURCE
     assert claude_result(run)["result"] == SHOWN  # the words the user sees
+    assert _first_reply(store) == WRITING + MARKS  # the lines it was not shown, put back
     calls = _calls(store)
     assert len(calls) == len(up.calls) >= 3
     for body, sent in zip(up.calls, calls, strict=True):
@@ -93,6 +104,7 @@ def test_codex_writes_a_file_through_the_proxy(tmp_path: Path) -> None:
     assert wire.seen == []
     assert (work / "greet.py").read_text() == SOURCE
     assert run.stdout.strip() == SHOWN  # the words the user sees
+    assert _first_reply(store) == WRITING + MARKS  # the lines it was not shown, put back
     calls = _calls(store)
     assert len(calls) == len(up.calls) == 3
     kinds = {"apply_patch": "custom_tool_call"}
