@@ -1,12 +1,10 @@
 """The answer an Anthropic Messages client gets: a ``message``, or its event stream.
 
-Streamed, the events are Anthropic's: ``message_start``, ``ping``, then each content block as
-``content_block_start`` / ``content_block_delta`` / ``content_block_stop`` (text as the
-upstream sends it, a block for each of its text blocks; a thinking or server-tool block whole,
-with its signature, when the upstream is Anthropic's too; the client's tool calls in place
-once the last round has ended), then
-``message_delta`` (stop reason and usage, summed over every upstream call) and
-``message_stop``; a failure is an ``error`` event.
+Streamed, the events are Anthropic's: ``message_start``, ``ping``, then each content block
+(text as the upstream sends it, a block for each of its text blocks; a thinking or server-tool
+block whole, with its signature, from an Anthropic upstream; the client's tool calls in place
+once the last round has ended), then ``message_delta`` (stop reason and usage, summed over
+every upstream call) and ``message_stop``; a failure is an ``error`` event.
 """
 
 from __future__ import annotations

@@ -49,9 +49,8 @@ class Claim:
     """Whether the session holds unwritten steps of a failed request that the conversation
     does not: it is put back as stored before it is extended."""
     heads: dict[int, Message] = field(default_factory=dict)
-    """The conversation's new steps that are replies the proxy served, by index: as the
-    history holds them, with the marker lines the client was not shown
-    (:meth:`~.index.SessionIndex.served_heads`)."""
+    """New steps' replies the proxy served, by index, with the marker lines the client was
+    not shown (:meth:`~.index.SessionIndex.served_heads`)."""
 
 
 class SessionManager(SessionIndex):
@@ -234,13 +233,8 @@ class SessionManager(SessionIndex):
             if parent is None
             else branch_meta(session.family, parent.id, shared_steps(session.chain, parent.chain))
         )
-        new_id = write_branch(
-            self.store,
-            session.history,
-            meta,
-            (turn.sent, turn.reply),
-            lambda: self._new_id(session.family),
-        )
+        writes, name = (turn.sent, turn.reply), lambda: self._new_id(session.family)
+        new_id = write_branch(self.store, session.history, meta, writes, name)
         if not growth.written:  # the members still in flight write their calls there
             growth.written, growth.home = True, new_id
         self._index_from(self._reopen(new_id, session.family), 0)

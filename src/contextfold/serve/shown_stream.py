@@ -1,13 +1,9 @@
-"""A streamed request's reply as the client is shown it, round after round.
-
-Text goes out as the upstream sends it, through a :class:`~.markers.MarkerFilter` for each of
-a reply's texts, so the lines that may turn out to end the reply (its marker block) are held
-back. What comes after held text (a block, the end of a text block) waits until more text
-shows the held text was not the last; what comes after a call waits for the round's end, when
-the proxy knows whether the call was the client's. At each round's end the rest of the text
-the client is shown (:meth:`~.rounds.Rounds.final`, the same as a whole reply's) goes out
-among the waiting events, in order: so a streamed client gets the blocks, calls and words a
-whole reply would give it, and what it has seen is always the start of that.
+"""A streamed request's reply as the client is shown it, round after round: text as the
+upstream sends it, each text block's possible marker lines held back (a
+:class:`~.markers.MarkerFilter`), what follows held text or a call held until the proxy knows
+what it is; at each round's end the rest of the text a whole reply would show
+(:meth:`~.rounds.Rounds.final`) goes out among what waited, in order. So a streamed client
+gets the blocks, calls and words of the whole reply, and what it saw is always their start.
 """
 
 from __future__ import annotations
