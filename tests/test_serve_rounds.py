@@ -36,13 +36,16 @@ def _restore_then(first: str, answer: str) -> Any:
     return script
 
 
-def _run(tmp_path: Path, api: str, stream: bool, first: str, answer: str) -> tuple[str, Any]:
+def _run(
+    tmp_path: Path, api: str, stream: bool, first: str, answer: str, via: str = ""
+) -> tuple[str, Any]:
     """A restore round whose text is ``first``, then ``answer``; then the client sends the
-    reply back. What the client was shown, and the upstream."""
-    store = tmp_path / "s.db"
+    reply back. What the client was shown, and the upstream (of API ``via``, or the
+    client's)."""
+    store, via = tmp_path / "s.db", via or api
     script = _restore_then(first, answer)
-    up = upstream(api, lambda body: script(body, api))
-    with up, proxy_for(up, api, store, strategy="refold") as proxy:
+    up = upstream(via, lambda body: script(body, via))
+    with up, proxy_for(up, via, store, strategy="refold") as proxy:
         talk = Conversation(proxy, api, stream)
         talk.say("Restore what you cut, then say whether all steps are done.")
         shown = talk.ask()
@@ -62,6 +65,18 @@ def test_the_answer_after_a_restore_round_that_ends_in_markers_reaches_the_clien
     assert _stored_replies(tmp_path / "s.db") == [kept]
     last = up.calls[-1] if api != "chat" else up.requests[-1][1]
     assert assistant_texts(api, last) == [kept]  # the model sees what the user saw
+
+
+@pytest.mark.parametrize(("api", "stream"), [a for a in API_STREAMS if a[0] != "chat"])
+def test_rounds_translated_to_a_chat_upstream_reach_the_client_whole(
+    tmp_path: Path, api: str, stream: bool
+) -> None:
+    first, answer = "Restoring the cut lines.", "All steps done."
+    shown, up = _run(tmp_path, api, stream, first + FIRST_MARKS, answer + LAST_MARKS, "chat")
+    assert shown == "Restoring the cut lines.\n\nAll steps done."
+    kept = shown + FIRST_MARKS + LAST_MARKS
+    assert _stored_replies(tmp_path / "s.db") == [kept]
+    assert assistant_texts("chat", up.requests[-1][1]) == [kept]
 
 
 @pytest.mark.parametrize(("api", "stream"), API_STREAMS)
