@@ -42,8 +42,8 @@ class Rounds:
     (and holds no call of them: :meth:`spelled_out`), so the model answers; a model that
     calls them anyway has those calls taken out of what the client gets (:meth:`final`; told
     so in the text when nothing else is left: :meth:`note`): the client never sees a tool it
-    did not define. All of it is in the one conversation model,
-    whatever the APIs of the client and the upstream.
+    did not define. All of it is in the one conversation model, whatever the APIs of the
+    client and the upstream.
 
     The client gets every round's text, in order, a blank line between two rounds' texts,
     each round's marker lines cut from that round (:meth:`final`, :func:`.markers.joined`).
