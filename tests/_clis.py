@@ -36,10 +36,12 @@ __all__ = [
     "DONE",
     "CliRun",
     "Tripwire",
+    "claude_env",
     "claude_result",
     "claude_writes_file",
     "cli",
     "codex_config",
+    "codex_env",
     "codex_writes_file",
     "run_claude",
     "run_codex",
@@ -142,8 +144,15 @@ def run_claude(
     ``/v1``), edits accepted, JSON out. ``extra_env``: e.g. ``ANTHROPIC_AUTH_TOKEN`` (sent as
     ``Authorization: Bearer`` beside ``x-api-key``) or ``ANTHROPIC_CUSTOM_HEADERS``
     (``Name: value`` lines sent on every request)."""
-    env = _sealed(home, tripwire.url) | {
-        "ANTHROPIC_BASE_URL": base_url,
+    env = claude_env(home, tripwire, api_key) | {"ANTHROPIC_BASE_URL": base_url}
+    env |= dict(extra_env or {})
+    argv = [cli("claude"), "-p", prompt, "--permission-mode", "acceptEdits"]
+    return _run([*argv, "--output-format", "json"], env, workdir, timeout)
+
+
+def claude_env(home: Path, tripwire: Tripwire, api_key: str = "sk-ant-test") -> dict[str, str]:
+    """Claude Code's sealed environment (no base URL: the caller points it)."""
+    return _sealed(home, tripwire.url) | {
         "ANTHROPIC_API_KEY": api_key,
         "CLAUDE_CONFIG_DIR": str(home / ".claude"),
         "DISABLE_TELEMETRY": "1",
@@ -151,10 +160,17 @@ def run_claude(
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "CLAUDE_CODE_MAX_RETRIES": "0",  # a failing upstream shows at once, not after backoff
-        **(extra_env or {}),
     }
-    argv = [cli("claude"), "-p", prompt, "--permission-mode", "acceptEdits"]
-    return _run([*argv, "--output-format", "json"], env, workdir, timeout)
+
+
+def codex_env(home: Path, tripwire: Tripwire, base_url: str, api_key: str) -> dict[str, str]:
+    """Codex's sealed environment, with a fresh ``CODEX_HOME`` whose config's provider is
+    ``base_url`` (:func:`codex_config`) and its key in ``CONTEXTFOLD_TEST_KEY``."""
+    codex = {"CODEX_HOME": str(home / ".codex"), "CONTEXTFOLD_TEST_KEY": api_key}
+    env = _sealed(home, tripwire.url) | codex
+    (home / ".codex").mkdir(exist_ok=True)
+    (home / ".codex" / "config.toml").write_text(codex_config(base_url))
+    return env
 
 
 def codex_config(base_url: str, *, model: str = CODEX_MODEL) -> str:
@@ -194,10 +210,7 @@ def run_codex(
 ) -> CliRun:
     """``codex exec PROMPT`` in ``workdir`` (workspace-write sandbox) against ``base_url``
     (ending in ``/v1``); ``api_key`` is sent as ``Authorization: Bearer``."""
-    codex = {"CODEX_HOME": str(home / ".codex"), "CONTEXTFOLD_TEST_KEY": api_key}
-    env = _sealed(home, tripwire.url) | codex | dict(extra_env or {})
-    (home / ".codex").mkdir(exist_ok=True)
-    (home / ".codex" / "config.toml").write_text(codex_config(base_url))
+    env = codex_env(home, tripwire, base_url, api_key) | dict(extra_env or {})
     argv = [cli("codex"), "exec", "--skip-git-repo-check", "--strict-config"]
     return _run([*argv, "--sandbox", "workspace-write", prompt], env, workdir, timeout)
 
