@@ -7,6 +7,7 @@ serve the CLI's API, a store that cannot be opened). The CLIs' own runs are in
 
 from __future__ import annotations
 
+import signal
 import tomllib
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from contextfold.cli import app
 from contextfold.serve.metrics import Metrics
 from contextfold.wrap import CLIS, Pointing
+from contextfold.wrap.child import exit_status
 from contextfold.wrap.proxy import parse_metrics, summary
 from tests._clis import cli
 
@@ -114,3 +116,8 @@ def test_nothing_starts_when_the_proxy_cannot_serve_the_cli(claude_on_path: Path
     assert code == 2 and "directory" in out and out.count("\n") == 1
     code, out = _wrap("--url", "http://127.0.0.1:9", "claude", "-p", "hi")
     assert code == 2 and out.startswith("error: no contextfold serve answers at http://127.0.0.1:9")
+
+
+def test_the_exit_status_is_a_shells() -> None:
+    assert exit_status(3) == 3 and exit_status(0) == 0
+    assert exit_status(-signal.SIGTERM) == 143 and exit_status(-signal.SIGINT) == 130
