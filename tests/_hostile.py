@@ -87,3 +87,19 @@ def _handler(server: HostileServer) -> type[BaseHTTPRequestHandler]:
             self.close_connection = not raw.length
 
     return Handler
+
+
+def named(*pairs: tuple[str, dict[str, Any] | str]) -> Raw:
+    """An event stream of named events (Anthropic's and Responses'), each ``(name, data)``;
+    data given as text goes as it is (JSON that ``json.dumps`` would not write)."""
+    body = []
+    for name, data in pairs:
+        text = data if isinstance(data, str) else json.dumps(data)
+        body.append(f"event: {name}\ndata: {text}\n\n".encode())
+    return Raw(body, content_type="text/event-stream", length=False)
+
+
+def whole(data: dict[str, Any] | str, status: int = 200) -> Raw:
+    """A whole JSON reply (text goes as it is)."""
+    text = data if isinstance(data, str) else json.dumps(data)
+    return Raw([text.encode()], status=status)

@@ -12,6 +12,7 @@ from contextfold.serve.chat_wire import bearer
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Api, Call, Delta, Reply
 from contextfold.serve.responses_read import read_output
+from contextfold.serve.responses_shapes import check_event, check_response
 from contextfold.serve.responses_write import write_input
 
 __all__ = ["ResponsesReader", "ResponsesWire", "read_response"]
@@ -64,6 +65,7 @@ def _tool(schema: dict[str, Any]) -> dict[str, Any]:
 def read_response(data: dict[str, Any], where: str) -> Reply:
     """A response object as a reply: its output as the assistant message, its usage, why it
     ended."""
+    check_response(data, where)
     if data.get("status") == "failed" or data.get("error"):
         raise UpstreamError(502, f"upstream {where} failed the response: {data.get('error')}")
     try:
@@ -72,18 +74,12 @@ def read_response(data: dict[str, Any], where: str) -> Reply:
         raise UpstreamError(
             502, f"upstream {where} answered a response whose {exc.message}"
         ) from exc
-    given = data.get("usage")
-    usage: dict[str, Any] = given if isinstance(given, dict) else {}
-    details = usage.get("input_tokens_details") or {}
+    usage = data.get("usage") or {}  # counts, checked
     counts = {
         "prompt_tokens": usage.get("input_tokens") or 0,
-        "cached_tokens": details.get("cached_tokens") or 0,
+        "cached_tokens": (usage.get("input_tokens_details") or {}).get("cached_tokens") or 0,
         "completion_tokens": usage.get("output_tokens") or 0,
     }
-    if not all(isinstance(v, int) and v >= 0 for v in counts.values()):
-        raise UpstreamError(
-            502, f"upstream {where} answered a usage that is not counts: {usage!r:.200}"
-        )
     incomplete = (data.get("incomplete_details") or {}).get("reason")
     stop = (
         "length"
@@ -103,6 +99,7 @@ class ResponsesReader:
 
     def add(self, event: str, data: dict[str, Any]) -> list[Delta]:
         kind = data.get("type", event)
+        check_event(str(kind), data, self.where)
         if kind == "response.output_text.delta":
             text = data.get("delta")
             return [("text", text)] if isinstance(text, str) and text else []

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from contextfold.core.messages import AssistantMessage, Message, ToolCall, to_openai
+from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.exchange import ClientRequest
 
 __all__ = ["chat_base", "chat_messages", "chat_tools", "from_chat"]
@@ -158,8 +159,8 @@ def _unwrapped(call: ToolCall, custom: frozenset[str]) -> ToolCall:
     if call.name not in custom:
         return call
     try:
-        value = json.loads(call.arguments)
-    except ValueError:
+        value = strict_json(call.arguments)
+    except NotPortable:
         return call
     text = value.get("input") if isinstance(value, dict) else None
     return ToolCall(call.id, call.name, text) if isinstance(text, str) else call

@@ -7,13 +7,13 @@ call and are never kept.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
 
+from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.config import redact_url
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Wire
@@ -256,29 +256,36 @@ class _SSEStream:
 
 def _decode_chunk(data: str, where: str) -> dict[str, Any]:
     try:
-        chunk = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise UpstreamError(502, f"upstream {where} streamed invalid JSON: {data[:200]!r}") from exc
+        chunk = strict_json(data)
+    except NotPortable as exc:
+        raise UpstreamError(502, f"upstream {where} streamed an event that {_why(exc)}") from exc
     if not isinstance(chunk, dict):
         raise UpstreamError(502, f"upstream {where} streamed a non-object: {data[:200]!r}")
     return chunk
 
 
 def _json_object(response: httpx.Response, where: str) -> dict[str, Any]:
+    """The reply's JSON object, decoded strictly (:func:`~.body.strict_json`)."""
     try:
-        data = response.json()
-    except ValueError:
-        data = None
+        data = strict_json(response.content)
+    except NotPortable as exc:
+        text = f"{_why(exc)}: {response.text[:200]!r}"
+        raise UpstreamError(502, f"upstream {where} answered a reply that {text}") from exc
     if not isinstance(data, dict):
         text = response.text[:200]
         raise UpstreamError(502, f"upstream {where} answered no JSON object: {text!r}")
     return data
 
 
+def _why(exc: NotPortable) -> str:
+    """``is not valid JSON: ...``, ``holds a lone surrogate ... (at content[0].text)``."""
+    return f"{exc.problem} (at {exc.where})" if exc.where else exc.problem
+
+
 def _error_text(response: httpx.Response, where: str) -> str:
     try:
-        data = response.json()
-    except ValueError:
+        data = strict_json(response.content)
+    except NotPortable:
         data = None
     detail = _message(data) if isinstance(data, dict) else response.text[:500].strip()
     return f"upstream {where} answered {response.status_code}: {detail or response.reason_phrase}"
