@@ -187,6 +187,8 @@ def upstream_headers(
     family = "anthropic" if client == "anthropic" else "openai"
     if family != ("anthropic" if upstream == "anthropic" else "openai"):
         return {}
+    for name in (*_PASSED[family], "authorization", "x-api-key"):
+        _check_header(name, headers.get(name, ""))
     out = {name: headers[name] for name in _PASSED[family] if name in headers}
     auth = upstream_auth(headers, token)
     if auth:
@@ -195,6 +197,17 @@ def upstream_headers(
     if family == "anthropic" and key and not _is_token(key, token):
         out["x-api-key"] = key
     return out
+
+
+def _check_header(name: str, value: str) -> None:
+    """A 400 unless a header passed upstream is printable ASCII (as HTTP's field values are;
+    a byte past it cannot be sent on as it came)."""
+    if value and not (value.isascii() and value.isprintable()):
+        raise ApiError(
+            400,
+            f"the {name} header holds a character that is not printable ASCII: {value!r:.80}",
+            param=name,
+        )
 
 
 def _is_token(value: str, token: str | None) -> bool:
