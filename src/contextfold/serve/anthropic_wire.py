@@ -15,12 +15,12 @@ from contextfold.serve.anthropic_write import write_view
 from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Api, Call, Delta, Reply
+from contextfold.serve.stops import from_anthropic
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicReader", "AnthropicWire", "read_usage"]
 
 ANTHROPIC_VERSION = "2023-06-01"
 """The ``anthropic-version`` sent when the client sends none."""
-_STOP = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
 _OWN = ("messages", "system", "stream", "tools")
 
 
@@ -70,9 +70,8 @@ class AnthropicWire:
     def reply(self, data: dict[str, Any], call: Call, where: str) -> Reply:
         check_message(data, where)
         message = _assistant(data.get("content"), where)
-        stop = data.get("stop_reason")
-        neutral = _STOP.get(stop, stop) if isinstance(stop, str) else None
-        return Reply(message, read_usage(data.get("usage")), neutral, data)
+        stop = from_anthropic(data.get("stop_reason"))
+        return Reply(message, read_usage(data.get("usage")), stop, data)
 
     def reader(self, call: Call, where: str) -> AnthropicReader:
         return AnthropicReader(where)
@@ -174,4 +173,4 @@ class AnthropicReader:
         content = [self.blocks[i] for i in sorted(self.blocks)]
         message = _assistant(content, self.where)
         raw = {**self.message, "content": content, "stop_reason": self.stop, "usage": self.usage}
-        return Reply(message, read_usage(self.usage), _STOP.get(self.stop or "", self.stop), raw)
+        return Reply(message, read_usage(self.usage), from_anthropic(self.stop), raw)

@@ -16,6 +16,7 @@ from contextfold.core.messages import AssistantMessage, ToolCall
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply
 from contextfold.serve.responses_write import assistant_items, call_item
+from contextfold.serve.stops import to_responses
 from contextfold.serve.streaming import sse
 
 __all__ = ["ResponsesStream", "ResponsesWriter"]
@@ -85,15 +86,16 @@ class ResponsesWriter:
     ) -> dict[str, Any]:
         """The response object (``stop`` None: still in progress)."""
         body = self.request.body
+        status, incomplete = to_responses(stop)
         out: dict[str, Any] = {
             "id": self.id,
             "object": "response",
             "created_at": self.created,
-            "status": "in_progress" if stop is None else _status(stop),
+            "status": status,
             "model": body["model"],
             "output": output,
             "error": None,
-            "incomplete_details": {"reason": "max_output_tokens"} if stop == "length" else None,
+            "incomplete_details": incomplete,
             "store": body.get("store", True) is not False,
             "usage": responses_usage(usage) if usage is not None else None,
         }
@@ -105,10 +107,6 @@ class ResponsesWriter:
         return ResponsesStream(self)
 
 
-def _status(stop: str) -> str:
-    return "incomplete" if stop == "length" else "completed"
-
-
 class ResponsesStream:
     """The events of one streamed response (one response across every round).
 
@@ -117,7 +115,8 @@ class ResponsesStream:
     ``response.output_text.delta``, ``...done``); other items of the upstream's own API
     (reasoning) whole as they finish; the client's calls at the end of the last round
     (``response.function_call_arguments.delta`` or ``response.custom_tool_call_input.delta``);
-    then ``response.completed`` with the whole response.
+    then ``response.completed`` (or ``response.incomplete``: :mod:`.stops`) with the whole
+    response.
     """
 
     def __init__(self, writer: ResponsesWriter) -> None:
@@ -157,7 +156,7 @@ class ResponsesStream:
             events += self._call(call)
         response = self.writer.response(self.output, stop, usage)
         self.writer.keep(response)
-        events.append(self._event("response.completed", response=response))
+        events.append(self._event(f"response.{response['status']}", response=response))
         return events
 
     def error(self, exc: ApiError) -> bytes:

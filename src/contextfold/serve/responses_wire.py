@@ -14,6 +14,7 @@ from contextfold.serve.exchange import Api, Call, Delta, Reply
 from contextfold.serve.responses_read import read_output
 from contextfold.serve.responses_shapes import check_event, check_response
 from contextfold.serve.responses_write import write_input
+from contextfold.serve.stops import from_responses
 
 __all__ = ["ResponsesReader", "ResponsesWire", "read_response"]
 
@@ -81,11 +82,7 @@ def read_response(data: dict[str, Any], where: str) -> Reply:
         "completion_tokens": usage.get("output_tokens") or 0,
     }
     incomplete = (data.get("incomplete_details") or {}).get("reason")
-    stop = (
-        "length"
-        if incomplete == "max_output_tokens"
-        else ("tool_calls" if message.tool_calls else "stop")
-    )
+    stop = from_responses(data.get("status"), incomplete, bool(message.tool_calls))
     return Reply(message, counts, stop, data)
 
 
