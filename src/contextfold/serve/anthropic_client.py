@@ -113,7 +113,7 @@ class AnthropicStream:
         return events
 
     def error(self, exc: ApiError) -> bytes:
-        return sse(anthropic_error(exc), "error")
+        return sse(anthropic_error(exc)[1], "error")
 
     def _block(self, block: dict[str, Any]) -> list[bytes]:
         kind = block.get("type")

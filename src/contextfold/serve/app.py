@@ -140,6 +140,7 @@ def _guarded(proxy: Proxy, routes: Routes, endpoint: Endpoint) -> Handler:
 
 def _error(proxy: Proxy, routes: Routes, endpoint: Endpoint, exc: ApiError) -> Response:
     proxy.failed(exc)
+    answer = routes.error(endpoint.path, exc)
     if endpoint.counted:
-        proxy.metrics.add("requests_total", status=str(exc.status))
-    return routes.error(endpoint.path, exc)
+        proxy.metrics.add("requests_total", status=str(answer.status_code))
+    return answer

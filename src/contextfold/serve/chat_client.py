@@ -14,6 +14,7 @@ from typing import Any
 from contextfold.core.messages import AssistantMessage, to_openai
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply
+from contextfold.serve.routes import openai_error
 from contextfold.serve.stops import to_chat
 from contextfold.serve.streaming import sse
 
@@ -100,7 +101,7 @@ class ChatStream:
         return [*events, sse("[DONE]")]
 
     def error(self, exc: ApiError) -> bytes:
-        return sse(exc.body())
+        return sse(openai_error(exc)[1])
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
         if not self._role_sent:

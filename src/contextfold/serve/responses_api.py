@@ -22,7 +22,7 @@ from contextfold.serve.request import family_of, json_object, read_body, upstrea
 from contextfold.serve.responses_client import ResponsesWriter
 from contextfold.serve.responses_read import read_input
 from contextfold.serve.responses_store import ResponseStore, Stored
-from contextfold.serve.routes import Endpoint
+from contextfold.serve.routes import Endpoint, responses_error
 
 __all__ = ["parse_responses_request", "responses_endpoints"]
 
@@ -72,10 +72,10 @@ def responses_endpoints(proxy: Proxy, store: ResponseStore) -> list[Endpoint]:
         )
 
     return [
-        Endpoint("POST", "/v1/responses", create, counted=True),
-        Endpoint("POST", "/v1/responses/compact", compact),
-        Endpoint("GET", "/v1/responses/{response_id}", get),
-        Endpoint("DELETE", "/v1/responses/{response_id}", delete),
+        Endpoint("POST", "/v1/responses", create, errors=responses_error, counted=True),
+        Endpoint("POST", "/v1/responses/compact", compact, errors=responses_error),
+        Endpoint("GET", "/v1/responses/{response_id}", get, errors=responses_error),
+        Endpoint("DELETE", "/v1/responses/{response_id}", delete, errors=responses_error),
     ]
 
 

@@ -16,6 +16,7 @@ from contextfold.core.messages import AssistantMessage, ToolCall
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply
 from contextfold.serve.responses_write import assistant_items, call_item
+from contextfold.serve.routes import responses_error
 from contextfold.serve.stops import to_responses
 from contextfold.serve.streaming import sse
 
@@ -160,7 +161,14 @@ class ResponsesStream:
         return events
 
     def error(self, exc: ApiError) -> bytes:
-        return self._event("error", code=exc.code or exc.kind, message=exc.message, param=exc.param)
+        """An ``error`` event, then ``response.failed`` carrying the error's code (what Codex
+        reads: ``server_is_overloaded``, ``rate_limit_exceeded``, ...)."""
+        error = responses_error(exc)[1]["error"]
+        code, message = error["code"] or error["type"], error["message"]
+        failed = self.writer.response(self.output, None, None)
+        failed.update(status="failed", error={"code": code, "message": message})
+        event = self._event("error", code=code, message=message, param=exc.param)
+        return event + self._event("response.failed", response=failed)
 
     def _open_text(self) -> list[bytes]:
         part = {"type": "output_text", "text": "", "annotations": []}

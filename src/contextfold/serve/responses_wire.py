@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextfold.serve.chat_wire import bearer
-from contextfold.serve.errors import ApiError, UpstreamError
+from contextfold.serve.errors import ApiError, UpstreamError, event_status
 from contextfold.serve.exchange import Api, Call, Delta, Reply
 from contextfold.serve.responses_read import read_output
 from contextfold.serve.responses_shapes import check_event, check_response
@@ -68,7 +68,7 @@ def read_response(data: dict[str, Any], where: str) -> Reply:
     ended."""
     check_response(data, where)
     if data.get("status") == "failed" or data.get("error"):
-        raise UpstreamError(502, f"upstream {where} failed the response: {data.get('error')}")
+        raise _failed(data, where)
     try:
         message = read_output(data.get("output") or [], "output")
     except ApiError as exc:
@@ -84,6 +84,17 @@ def read_response(data: dict[str, Any], where: str) -> Reply:
     incomplete = (data.get("incomplete_details") or {}).get("reason")
     stop = from_responses(data.get("status"), incomplete, bool(message.tool_calls))
     return Reply(message, counts, stop, data)
+
+
+def _failed(response: dict[str, Any], where: str) -> UpstreamError:
+    """A failed response (checked) as the upstream's error, its code kept (Codex reads
+    ``server_is_overloaded``, ``rate_limit_exceeded``, ``context_length_exceeded``)."""
+    error = response.get("error") or {}
+    code = error.get("code") if isinstance(error.get("code"), str) else None
+    kind = error.get("type")
+    status = event_status(kind, code)
+    message = f"upstream {where} failed the response: {error.get('message') or error}"
+    return UpstreamError(status, message, code=code, api="responses", error_type=kind)
 
 
 @dataclass(slots=True)
@@ -112,8 +123,7 @@ class ResponsesReader:
                 )
             self.final = response
         elif kind == "response.failed":
-            error = (data.get("response") or {}).get("error")
-            raise UpstreamError(502, f"upstream {self.where} failed the response: {error}")
+            raise _failed(data["response"], self.where)
         return []
 
     def reply(self) -> Reply:

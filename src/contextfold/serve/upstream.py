@@ -15,7 +15,7 @@ import httpx
 
 from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.config import redact_url
-from contextfold.serve.errors import ApiError, UpstreamError
+from contextfold.serve.errors import ApiError, UpstreamError, event_status
 from contextfold.serve.exchange import Wire
 
 __all__ = ["POOL_EXHAUSTED", "ChunkStream", "HttpUpstream", "Pool", "Upstream"]
@@ -133,7 +133,7 @@ class HttpUpstream:
                 f"not an event stream: {head[:200]!r}",
             )
         done = "[DONE]" if self.wire.api == "chat" else None
-        return _SSEStream(response, self.name, self._released, done)
+        return _SSEStream(response, self.name, self._released, done, self.wire.api)
 
     async def models(self, headers: Mapping[str, str]) -> dict[str, Any]:
         request = self._client.build_request("GET", "/models", headers=self._headers(headers))
@@ -197,8 +197,7 @@ class HttpUpstream:
                 await response.aread()
             finally:
                 await response.aclose()
-            text = self._scrub(_error_text(response, self.name))
-            raise UpstreamError(response.status_code, text)
+            raise _answered(response, self.name, self.wire.api, self._scrub)
         return response
 
     def _scrub(self, text: str) -> str:
@@ -213,15 +212,18 @@ class _SSEStream:
         where: str,
         released: Callable[[], None],
         done: str | None,
+        api: str,
     ) -> None:
         self._response = response
         self._where = where
         self._released: Callable[[], None] | None = released
         self._done = done
+        self._api = api
 
     async def __aiter__(self) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         """The events up to the ``data`` line ``done`` (``[DONE]``: a stream that ends before
-        it was cut off, a 502), or to the stream's end; an ``error`` event is a 502."""
+        it was cut off, a 502), or to the stream's end; an ``error`` event is the upstream's
+        error, its type and code kept (:func:`_streamed_error`)."""
         event = ""
         try:
             async for line in self._response.aiter_lines():
@@ -236,7 +238,7 @@ class _SSEStream:
                     return
                 chunk = _decode_chunk(data, self._where)
                 if event == "error" or (not event and "error" in chunk):
-                    raise UpstreamError(502, f"upstream {self._where}: {_message(chunk)}")
+                    raise _streamed_error(chunk, self._where, self._api)
                 yield event, chunk
         except httpx.HTTPError as exc:
             raise UpstreamError(
@@ -282,13 +284,50 @@ def _why(exc: NotPortable) -> str:
     return f"{exc.problem} (at {exc.where})" if exc.where else exc.problem
 
 
-def _error_text(response: httpx.Response, where: str) -> str:
+def _answered(
+    response: httpx.Response, where: str, api: str, scrub: Callable[[str], str]
+) -> UpstreamError:
+    """The error the upstream answered: its status, message, type, code, retry headers."""
     try:
         data = strict_json(response.content)
     except NotPortable:
         data = None
+    error = _error_of(data)
     detail = _message(data) if isinstance(data, dict) else response.text[:500].strip()
-    return f"upstream {where} answered {response.status_code}: {detail or response.reason_phrase}"
+    text = f"upstream {where} answered {response.status_code}: {detail or response.reason_phrase}"
+    return UpstreamError(
+        response.status_code,
+        scrub(text),
+        code=_name(error.get("code")),
+        api=api,
+        error_type=_name(error.get("type")),
+        headers=response.headers,
+    )
+
+
+def _streamed_error(chunk: dict[str, Any], where: str, api: str) -> UpstreamError:
+    """An error event (Anthropic's ``{"type": "error", "error": {...}}``, OpenAI's
+    ``{"type": "error", "code": ...}`` or ``{"error": {...}}``) as the upstream's error."""
+    error = _error_of(chunk)
+    kind, code = _name(error.get("type")), _name(error.get("code"))
+    kind = None if kind == "error" else kind
+    status = event_status(kind, code)
+    message = f"upstream {where}: {_message(chunk)}"
+    return UpstreamError(status, message, code=code, api=api, error_type=kind)
+
+
+def _error_of(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        return {}
+    error = data.get("error")
+    return error if isinstance(error, dict) else data
+
+
+def _name(value: Any) -> str | None:
+    """An error type or code as a short identifier (anything else is dropped)."""
+    if isinstance(value, str) and 0 < len(value) <= 64 and value.isidentifier():
+        return value
+    return None
 
 
 def _message(data: dict[str, Any]) -> str:
