@@ -48,7 +48,8 @@ def anthropic_endpoints(proxy: Proxy) -> list[Endpoint]:
         upstream = proxy.upstream
         if isinstance(upstream, HttpUpstream) and upstream.wire.api == "anthropic":
             body = {k: v for k, v in parsed.body.items() if k not in ("stream", "max_tokens")}
-            counted = await upstream.post("/messages/count_tokens", body, parsed.headers)
+            path = "/messages/count_tokens"
+            counted = await upstream.post(path, body, parsed.headers, parsed.query)
             return JSONResponse(counted)
         return JSONResponse({"input_tokens": _count(proxy, parsed)})
 

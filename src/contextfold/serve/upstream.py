@@ -140,12 +140,12 @@ class HttpUpstream:
         return _json_object(await self._send(request, stream=False), self.name)
 
     async def post(
-        self, path: str, body: dict[str, Any], headers: Mapping[str, str]
+        self, path: str, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
     ) -> dict[str, Any]:
-        """Another route of the upstream's API (``/messages/count_tokens``), answered whole."""
-        request = self._client.build_request(
-            "POST", path, json=body, headers=self._headers(headers)
-        )
+        """Another route of the upstream's API (``/messages/count_tokens``, with the client's
+        query: ``?beta=true``), answered whole."""
+        url = f"{path}?{query}" if query else path
+        request = self._client.build_request("POST", url, json=body, headers=self._headers(headers))
         return _json_object(await self._send(request, stream=False), self.name)
 
     def _post(self, body: dict[str, Any], headers: Mapping[str, str], query: str) -> httpx.Request:
