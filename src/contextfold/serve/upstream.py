@@ -15,8 +15,9 @@ import httpx
 
 from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.config import redact_url
-from contextfold.serve.errors import ApiError, UpstreamError, event_status
+from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Wire
+from contextfold.serve.upstream_errors import answered_error, streamed_error
 
 __all__ = ["POOL_EXHAUSTED", "ChunkStream", "HttpUpstream", "Pool", "Upstream"]
 
@@ -197,7 +198,7 @@ class HttpUpstream:
                 await response.aread()
             finally:
                 await response.aclose()
-            raise _answered(response, self.name, self.wire.api, self._scrub)
+            raise answered_error(response, self.name, self.wire.api, self._scrub)
         return response
 
     def _scrub(self, text: str) -> str:
@@ -223,7 +224,7 @@ class _SSEStream:
     async def __aiter__(self) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         """The events up to the ``data`` line ``done`` (``[DONE]``: a stream that ends before
         it was cut off, a 502), or to the stream's end; an ``error`` event is the upstream's
-        error, its type and code kept (:func:`_streamed_error`)."""
+        error, its type and code kept (:func:`~.upstream_errors.streamed_error`)."""
         event = ""
         try:
             async for line in self._response.aiter_lines():
@@ -238,7 +239,7 @@ class _SSEStream:
                     return
                 chunk = _decode_chunk(data, self._where)
                 if event == "error" or (not event and "error" in chunk):
-                    raise _streamed_error(chunk, self._where, self._api)
+                    raise streamed_error(chunk, self._where, self._api)
                 yield event, chunk
         except httpx.HTTPError as exc:
             raise UpstreamError(
@@ -282,56 +283,3 @@ def _json_object(response: httpx.Response, where: str) -> dict[str, Any]:
 def _why(exc: NotPortable) -> str:
     """``is not valid JSON: ...``, ``holds a lone surrogate ... (at content[0].text)``."""
     return f"{exc.problem} (at {exc.where})" if exc.where else exc.problem
-
-
-def _answered(
-    response: httpx.Response, where: str, api: str, scrub: Callable[[str], str]
-) -> UpstreamError:
-    """The error the upstream answered: its status, message, type, code, retry headers."""
-    try:
-        data = strict_json(response.content)
-    except NotPortable:
-        data = None
-    error = _error_of(data)
-    detail = _message(data) if isinstance(data, dict) else response.text[:500].strip()
-    text = f"upstream {where} answered {response.status_code}: {detail or response.reason_phrase}"
-    return UpstreamError(
-        response.status_code,
-        scrub(text),
-        code=_name(error.get("code")),
-        api=api,
-        error_type=_name(error.get("type")),
-        headers=response.headers,
-    )
-
-
-def _streamed_error(chunk: dict[str, Any], where: str, api: str) -> UpstreamError:
-    """An error event (Anthropic's ``{"type": "error", "error": {...}}``, OpenAI's
-    ``{"type": "error", "code": ...}`` or ``{"error": {...}}``) as the upstream's error."""
-    error = _error_of(chunk)
-    kind, code = _name(error.get("type")), _name(error.get("code"))
-    kind = None if kind == "error" else kind
-    status = event_status(kind, code)
-    message = f"upstream {where}: {_message(chunk)}"
-    return UpstreamError(status, message, code=code, api=api, error_type=kind)
-
-
-def _error_of(data: Any) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        return {}
-    error = data.get("error")
-    return error if isinstance(error, dict) else data
-
-
-def _name(value: Any) -> str | None:
-    """An error type or code as a short identifier (anything else is dropped)."""
-    if isinstance(value, str) and 0 < len(value) <= 64 and value.isidentifier():
-        return value
-    return None
-
-
-def _message(data: dict[str, Any]) -> str:
-    error = data.get("error", data)
-    if isinstance(error, dict):
-        return str(error.get("message") or error)
-    return str(error)
