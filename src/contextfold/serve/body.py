@@ -1,14 +1,9 @@
 """Decoding JSON strictly, a client's body or an upstream's reply: what json.loads lets
-through, refused at the edge.
-
-Python's ``json`` accepts ``NaN`` and ``Infinity``, turns ``1e999`` into infinity, raises past
-int()'s 4,300 digits and recurses once per nesting level; a text may also hold lone
-surrogates (``"\\ud800"``), which no UTF-8 encoder can write again. Each would fail later,
-deep inside the proxy (a 500 with a traceback, or a turn stored that the client never got),
-so :func:`strict_json` refuses them (:class:`NotPortable`) and each edge says so in its
-terms: :func:`decode_body` a 400 naming the field, the upstream a 502 naming the upstream.
-The walk over the decoded value is iterative, so its own depth is not limited by the
-interpreter's recursion limit.
+through and no client could be sent again (``NaN``, ``Infinity``, ``1e999``, integers past
+:data:`MAX_DIGITS` digits, nesting past :data:`MAX_DEPTH`, lone surrogates) is refused at the
+edge (:func:`strict_json`), which says so in its terms: :func:`decode_body` a 400 naming the
+field, the upstream a 502 naming the upstream. The walk is iterative, so its own depth is not
+limited by the interpreter's recursion limit.
 """
 
 from __future__ import annotations
@@ -38,7 +33,12 @@ class NotPortable(ValueError):
 
 
 def strict_json(data: bytes | str) -> Any:
-    """The decoded value; :class:`NotPortable` for anything the proxy could not pass on."""
+    """The decoded value; :class:`NotPortable` for anything the proxy could not pass on.
+
+    Python's ``json`` accepts ``NaN`` and ``Infinity``, turns ``1e999`` into infinity, raises
+    past int()'s 4,300 digits and recurses once per nesting level; a text may also hold lone
+    surrogates (``"\\ud800"``), which no UTF-8 encoder can write again. Each would fail
+    later, deep inside the proxy (a 500, or a turn stored that the client never got)."""
     try:
         value = json.loads(data, parse_constant=_constant, parse_int=_int, parse_float=_float)
     except RecursionError as exc:

@@ -1,12 +1,7 @@
 """What an Anthropic or Responses message holds beside its text, carried to a Chat
-Completions upstream as far as a Chat Completions body can carry it.
-
-A user message's images (Anthropic ``image`` blocks given inline or by URL, Responses
-``input_image`` parts) become ``image_url`` parts beside its text, in the client's order; a
-tool result's images, which a Chat Completions tool message cannot hold, follow the run of
-tool results as a user message saying whose they are. A tool result marked ``is_error`` says
-so in its text (``[error] ...``). Media a Chat Completions body has no part for (a document,
-a file, audio, an image given by file id) is a 400 naming it, never dropped without a word.
+Completions upstream as far as its body can carry it (:func:`carried`): images as
+``image_url`` parts (a tool result's in a user message after the results), ``is_error`` in
+the tool message's text; media it has no part for is a 400 naming it, never dropped.
 """
 
 from __future__ import annotations
@@ -27,7 +22,14 @@ _MEDIA = {"document", "input_file", "input_audio", *_IMAGES}
 def carried(message: Message, written: dict[str, Any], api: str) -> list[dict[str, Any]]:
     """``written`` (``message`` as a Chat Completions message) with what its layout for
     ``api`` holds that Chat Completions can carry; the image parts to send after the tool
-    results (a tool message's)."""
+    results (a tool message's).
+
+    A user message's images (Anthropic ``image`` blocks inline or by URL, Responses
+    ``input_image`` parts) become ``image_url`` parts beside its text, in the client's order;
+    a tool result's images, which a Chat Completions tool message cannot hold, are returned
+    to follow the run of results; ``is_error`` becomes ``[error] `` before the text. Media a
+    Chat Completions body has no part for (a document, a file, audio, an image by file id) is
+    a 400 naming it."""
     layout = layout_of(message, api)
     if layout is None or not isinstance(message, UserMessage | ToolMessage):
         return []

@@ -2,12 +2,8 @@
 
 Strategies see a message's text and calls only; what its kind cannot say (how the text was
 split into blocks, a thinking block, an image, an item's id) travels beside it as a template
-(:func:`layout_part`), which :func:`fill` fills with the text the strategy left.
-
-The template's notation (``{"$raw": ...}``, ``{"$call": k}``, an int where a text goes) is
-never the client's: each client object is put in a template through :func:`template_of` (its keys
-that begin with ``$`` escaped with one more, its values the notation could read kept under
-``$raw``) or :func:`raw`, and :func:`fill` undoes the escape, so whatever keys a client's
+(:func:`layout_part`), which :func:`fill` fills with the text the strategy left. The
+template's notation is never the client's (:func:`template_of`), so whatever keys a client's
 JSON holds reach the upstream as it sent them.
 """
 

@@ -1,13 +1,9 @@
 """The responses the proxy served, so a Responses client may send only its new input.
 
-A client that sends ``previous_response_id`` continues from a response the proxy gave it
-earlier: its whole input is that response's (and, through it, every earlier one's) input and
-output, then the new input, as OpenAI defines it (instructions do not carry over). Each
-response is kept with its own new input and output only (the chain is walked to rebuild the
-rest), in memory, within a budget of bytes (``--responses-memory``, :data:`DEFAULT_BUDGET`;
-the JSON bytes of what is kept): the oldest go first when a new one would pass it, and one
-larger than the whole budget is not kept. One not kept (``store: false``, evicted, too large,
-or from before a restart) is a 404 in OpenAI's shape saying which.
+With ``previous_response_id`` the whole input is that response's (and, through it, every
+earlier one's) input and output, then the new input, as OpenAI defines it. Each response is
+kept with its own new input and output only, in memory, within a budget of bytes
+(:class:`ResponseStore`); one not kept is a 404 in OpenAI's shape saying why.
 """
 
 from __future__ import annotations
@@ -47,8 +43,11 @@ def stored_bytes(stored: Stored) -> int:
 
 
 class ResponseStore:
-    """Responses by id (thread-safe), within ``budget`` bytes and ``limit`` responses, the
-    oldest evicted first."""
+    """Responses by id (thread-safe), within ``budget`` bytes (``--responses-memory``,
+    :data:`DEFAULT_BUDGET`; the JSON bytes of what is kept: :func:`stored_bytes`) and
+    ``limit`` responses: the oldest go first when a new one would pass them, and one larger
+    than the whole budget is not kept. One not kept (``store: false``, evicted, too large, or
+    from before a restart) is a 404 saying which."""
 
     def __init__(self, budget: int = DEFAULT_BUDGET, limit: int = DEFAULT_LIMIT) -> None:
         if budget < 1 or limit < 1:

@@ -2,11 +2,9 @@
 
 Every API the proxy speaks is a list of :class:`Endpoint` s (a method, a path, a handler and
 the shape of that API's errors: status and body), so another protocol plugs in as more
-endpoints with a shape of its own. An upstream's error keeps its status, type and code in the
-client's API (an overloaded upstream is each API's own overloaded answer), and its retry
-headers go with it. :class:`Routes` builds the Starlette routes and answers what no endpoint
-serves: a wrong method on a served path gets that path's API shape and an ``Allow`` header;
-any other path a JSON 404 listing every route served.
+endpoints with a shape of its own. :class:`Routes` builds the Starlette routes and answers what
+no endpoint serves (a wrong method: that path's shape and an ``Allow`` header; any other path:
+a JSON 404 listing every route served).
 """
 
 from __future__ import annotations
@@ -97,7 +95,9 @@ class Endpoint:
 
 
 class Routes:
-    """The endpoints of every API served, and the answers for what none of them serves."""
+    """The endpoints of every API served, and the answers for what none of them serves. An
+    upstream's error keeps its status, type and code in the client's API (an overloaded
+    upstream is each API's own overloaded answer) and its retry headers go with it."""
 
     def __init__(self, endpoints: Sequence[Endpoint]) -> None:
         self.endpoints = list(endpoints)

@@ -1,21 +1,10 @@
 """Why a reply ended, read from each upstream API and written in each client API.
 
 A :class:`~contextfold.serve.exchange.Reply` says it in no API's words: ``stop``,
-``tool_calls``, ``length`` (the output limit), ``content_filter`` (the provider's filter or
-the model's refusal), or an upstream's own reason that the others have no word for
-(Anthropic's ``stop_sequence``, ``pause_turn``, ``model_context_window_exceeded``), which a
-client of its API gets back as it was. Every direction is mapped here::
-
-    neutral         Anthropic       Chat            Responses
-    stop            end_turn        stop            completed
-    tool_calls      tool_use        tool_calls      completed
-    length          max_tokens      length          incomplete: max_output_tokens
-    content_filter  refusal         content_filter  incomplete: content_filter
-    stop_sequence   stop_sequence   stop            completed
-    pause_turn      pause_turn      stop            completed
-
-and ``model_context_window_exceeded`` is itself for Anthropic, ``length`` for Chat and
-``incomplete: max_output_tokens`` for Responses.
+``tool_calls``, ``length``, ``content_filter``, or an upstream's own reason the others have
+no word for (Anthropic's ``stop_sequence``, ``pause_turn``, ``model_context_window_exceeded``),
+which a client of its API gets back as it was. Each direction is one function here (the
+table: ``docs/serve/errors.md``).
 """
 
 from __future__ import annotations
