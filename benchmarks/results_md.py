@@ -185,6 +185,16 @@ def replayed(path: Path, specs: Sequence[str], prices: str, **options: Any) -> d
     return run.summaries()
 
 
-def both_prices(path: Path, specs: Sequence[str], **options: Any) -> dict[str, dict[str, Summary]]:
-    """:func:`replayed` under each price table, by its name."""
-    return {name: replayed(path, specs, name, **options) for name in PRICE_TABLES}
+BOTH = ("default", "openai")
+"""The two tables most pages price under: a write premium with 0.1x reads, and no premium with
+0.25x reads (:data:`~contextfold.core.meter.PRICE_TABLES` has them all)."""
+
+
+def both_prices(
+    path: Path, specs: Sequence[str], *, tables: Sequence[str] = BOTH, **options: Any
+) -> dict[str, dict[str, Summary]]:
+    """:func:`replayed` under each of ``tables``, by its name."""
+    unknown = [t for t in tables if t not in PRICE_TABLES]
+    if unknown:
+        raise ValueError(f"unknown price tables {unknown}")
+    return {name: replayed(path, specs, name, **options) for name in tables}

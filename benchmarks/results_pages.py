@@ -12,7 +12,6 @@ import replay_setup as setup
 import results_md as md
 from results_md import COMMAND, OUT, Summary, both_prices, ratio
 
-from contextfold.core.meter import PRICE_TABLES
 from contextfold.strategies.folding import FolderSource
 
 SETS = ("tau2-sierra", "mini-swe-agent-dev")
@@ -74,7 +73,7 @@ def _file_label(source: str) -> str:
 
 def by_source(path: Path, **options: Any) -> str:
     parts = {}
-    for prices in PRICE_TABLES:
+    for prices in md.BOTH:
         run = setup.run([path], ["full", "refold"], prices=prices, profile="qwen3-8b", **options)
         parts[prices] = {src: r.strategies for src, r in run.result.by_source().items()}
     rows = []
@@ -134,7 +133,7 @@ def learning_page(data: Path) -> md.Page:
 def _learned_folders(data: Path) -> str:
     rows = []
     for name in SETS:
-        for prices in PRICE_TABLES:
+        for prices in md.BOTH:
             runs = [_scripted(data / name, ["carryon", "ufold"], prices, learn=b) for b in (0, 1)]
             cells = [f"{SHORT[name]}, {prices}"]
             for label in ("carryon", "ufold"):
@@ -169,7 +168,7 @@ def folders_page(data: Path) -> md.Page:
         f"{COMMAND} --only folders",
     )
     for name in SETS:
-        for prices in PRICE_TABLES:
+        for prices in md.BOTH:
             rows = _scripted(data / name, FOLDING, prices)
             page.text(f"## {name}, prices {prices}")
             page.section(f"{name}-{prices}", _folding_table(rows))

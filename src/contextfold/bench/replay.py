@@ -21,7 +21,7 @@ from contextfold.core.errors import ContextFoldError, ImportFormatError
 from contextfold.core.experience import Experience, start_from
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
-from contextfold.core.meter import FOLD_KEYS, Meter, ModelProfile, PriceTable
+from contextfold.core.meter import COST_KEYS, FOLD_KEYS, Meter, ModelProfile, PriceTable
 from contextfold.core.protocols import Folding, Learning, Strategy
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View, render_and_check
@@ -42,6 +42,7 @@ SUMMARY_KEYS = (
     "prompt_tokens",
     "peak_context_tokens_mean",
     "cost_usd",
+    *COST_KEYS,
     "kv_bytes_peak_mean",
     "prefix_cache_reuse",
     "render_ms_median",
@@ -79,6 +80,7 @@ class StrategyResult:
             "prompt_tokens": prompt,
             "peak_context_tokens_mean": _mean(r["peak_context_tokens"] for r in rows),
             "cost_usd": sum(r["cost_usd"] for r in rows),
+            **{key: sum(r[key] for r in rows) for key in COST_KEYS},
             "kv_bytes_peak_mean": _mean(r["kv_bytes_peak"] for r in rows),
             "prefix_cache_reuse": reused / prompt if prompt else 0.0,
             "render_ms_median": statistics.median(ms) if ms else 0.0,

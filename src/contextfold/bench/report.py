@@ -14,7 +14,7 @@ from rich.table import Table
 
 from contextfold.bench.replay import ReplayResult
 
-__all__ = ["money", "progress_bar", "replay_table", "short_count"]
+__all__ = ["cost_split", "money", "progress_bar", "replay_table", "short_count"]
 
 _Fmt = Callable[[float], str]
 
@@ -133,7 +133,27 @@ def _caption(base: dict[str, Any] | None, width: int, wide: bool) -> str | None:
     parts = ["Nx: ratio to full"] if base is not None else []
     if not wide:
         parts.append("a wider terminal shows every measure")
-    return "; ".join(parts) or None
+    lines = ["; ".join(parts)] if parts else []
+    if base is not None and base["cost_usd"]:
+        lines.append(cost_split(base))
+    return "\n".join(lines) or None
+
+
+SPLIT_NAMES = {
+    "cost_output_usd": "output",
+    "cost_read_usd": "cache reads",
+    "cost_write_usd": "cache writes",
+    "cost_input_usd": "uncached input",
+}
+"""How :func:`cost_split` names each part of the cost."""
+
+
+def cost_split(summary: dict[str, Any], label: str = "full") -> str:
+    """``label``'s cost as shares of what it paid for (full's output share is what no context
+    strategy moves)."""
+    total = summary["cost_usd"]
+    shares = ", ".join(f"{name} {summary[key] / total:.1%}" for key, name in SPLIT_NAMES.items())
+    return f"{label}'s cost: {shares}"
 
 
 def _cell(value: Any, base: dict[str, Any] | None, key: str, fmt: _Fmt, ratio: bool) -> str:
