@@ -16,6 +16,8 @@ from contextfold.strategies.folding import FolderSource
 
 SETS = ("tau2-sierra", "mini-swe-agent-dev")
 SHORT = {"tau2-sierra": "tau2", "mini-swe-agent-dev": "SWE"}
+REFOLD_SETS = (*SETS, "swe-agent-coder-dev")
+"""refold's page reads both coding sets (the learning and folding pages, the first two)."""
 ABOUT_DATA = (
     "The recorded runs are in `../shared/data`, beside the repository ([where they come "
     "from](index.md#the-recorded-runs))."
@@ -35,7 +37,7 @@ def refold_page(data: Path) -> md.Page:
         "recorded call needs that the view left out but can give back costs a restore call "
         "first), not priced (the recorded calls only), and with `--tool-schemas` (refold's "
         "`restore` schema counted in every prompt, as a deployment sends it). " + ABOUT_DATA,
-        [data / name for name in SETS],
+        [data / name for name in REFOLD_SETS],
         f"{COMMAND} --only refold",
     )
     variants = {
@@ -44,7 +46,7 @@ def refold_page(data: Path) -> md.Page:
         ", schemas": {"tool_schemas": True},
     }
     rows = []
-    for name in SETS:
+    for name in REFOLD_SETS:
         for suffix, options in variants.items():
             runs = both_prices(data / name, ["refold"], **options)
             d, o = runs["default"], runs["openai"]
