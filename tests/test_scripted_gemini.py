@@ -307,3 +307,22 @@ def test_ids_are_given_to_function_calls_only_when_asked_and_kept_by_the_sdk() -
     parts = reply.candidates[0].content.parts
     assert [p.function_call.id for p in parts] == ["call_scripted1", "call_scripted2"]
     assert parts[0].thought_signature and parts[1].thought_signature is None  # the first only
+
+
+def test_an_image_in_a_function_response_or_a_user_turn_is_accepted_and_billed() -> None:
+    image = {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
+    call = {"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {}}}]}
+
+    def answered(extra: list[dict[str, Any]], **response: Any) -> dict[str, Any]:
+        result = {"functionResponse": {"name": "read_file", "response": {}, **response}}
+        turn = {"role": "user", "parts": [result, *extra]}
+        return {"contents": [*_ask("Look at a.png")["contents"], call, turn]}
+
+    with ScriptedGemini() as up:
+        route = "gemini-2.5-flash:countTokens"
+        bare = _post(up, route, answered([])).json()["totalTokens"]
+        nested = _post(up, route, answered([], parts=[image])).json()["totalTokens"]
+        sibling = _post(up, route, answered([image])).json()["totalTokens"]
+        generated = _post(up, "gemini-2.5-flash:generateContent", answered([], parts=[image]))
+    assert bare < nested and bare < sibling  # Gemini 3 nests it, older models get a sibling
+    assert generated.status_code == 200

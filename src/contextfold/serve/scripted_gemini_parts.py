@@ -92,14 +92,16 @@ def verify(value: str, model: str) -> bool:
 
 
 def part_text(part: dict[str, Any]) -> str:
-    """One part as the model reads it (signatures and ids cost nothing)."""
+    """One part as the model reads it (signatures and ids cost nothing; a function response's
+    own parts, its images, are read with it)."""
     if "text" in part:
         return str(part["text"])
     for key in ("functionCall", "functionResponse"):
         if isinstance(part.get(key), dict):
             inner = part[key]
             body = inner.get("args") if key == "functionCall" else inner.get("response")
-            return f"{inner.get('name')}{json.dumps(body, sort_keys=True)}"
+            media = "".join(part_text(p) for p in inner.get("parts") or [] if isinstance(p, dict))
+            return f"{inner.get('name')}{json.dumps(body, sort_keys=True)}{media}"
     kept = {k: v for k, v in part.items() if k not in {"thoughtSignature", "thought_signature"}}
     return json.dumps(kept, sort_keys=True)
 
