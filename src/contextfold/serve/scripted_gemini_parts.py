@@ -18,15 +18,12 @@ import itertools
 import json
 from typing import Any
 
-from contextfold.serve.scripted_http import tokens
-
 __all__ = [
     "SENTINELS",
     "decode_signature",
     "function_call",
     "gemini_prompt",
     "part_text",
-    "prompt_tokens",
     "sign",
     "text",
     "thought",
@@ -121,8 +118,3 @@ def gemini_prompt(body: dict[str, Any]) -> str:
     system = _content_text(body.get("systemInstruction"), "system")
     contents = body.get("contents") or []
     return "\n".join([tools, system] + [_content_text(c) for c in contents])
-
-
-def prompt_tokens(body: dict[str, Any]) -> int:
-    """The tokens of :func:`gemini_prompt` (4 characters each)."""
-    return tokens(gemini_prompt(body))
