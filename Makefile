@@ -54,9 +54,9 @@ postgres:
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql)
 
-# The agent CLIs the serve tests drive (Claude Code, Codex CLI: tests/_clis.py), at the versions
-# package-lock.json pins, into node_modules (native binaries, about 760 MB). Only the tests need
-# them; Node.js is the machine's (Debian's packages where it is missing).
+# The agent CLIs the tests drive (Claude Code, Codex CLI, Gemini CLI: tests/_clis.py), at the
+# versions package-lock.json pins, into node_modules (native binaries, about 760 MB). Only the
+# tests need them; Node.js is the machine's (Debian's packages where it is missing).
 NPM_STAMP := node_modules/.installed
 $(NPM_STAMP): package.json package-lock.json
 	command -v npm >/dev/null || (apt-get update && \

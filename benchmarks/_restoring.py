@@ -47,7 +47,7 @@ class Restorer:
         session = self._session()
         if session is None or session.view is None or self.tally is None:
             return None
-        wanted = self.tally.check(step, session.view)
+        wanted = self.tally.check(step, session.view).restorable
         pieces = choose_restores(wanted, session.view, session.history) if wanted else []
         if not pieces:
             return None

@@ -6,11 +6,12 @@ hash of the data it read. The docs and the README include these files; nothing i
     .venv/bin/python benchmarks/results.py --check      # what make test checks
 
 ``samples`` replays the sessions bundled with the package (a second; anyone can reproduce
-it). ``replay``, ``refold``, ``learning``, ``folders`` and ``serve`` read the recorded runs in
-``--data`` (default ``../shared/data``, beside the repository; ``docs/results/index.md`` says
-where they come from): minutes. ``sufficiency`` runs the tau2 oracle benchmark (half an hour
-or more on 2 cores) and is written only with ``--sufficiency``. ``--check`` regenerates the
-samples page and compares it, and the README's results table, with what is checked in.
+it). ``replay`` (``results_replay.py``), ``refold``, ``learning``, ``folders`` and ``serve``
+read the recorded runs in ``--data`` (default ``../shared/data``, beside the repository;
+``docs/results/index.md`` says where they come from): minutes. ``sufficiency`` runs the tau2
+oracle benchmark (half an hour or more on 2 cores) and is written only with
+``--sufficiency``. ``--check`` regenerates the samples page and compares it, and the README's
+results table, with what is checked in.
 """
 
 from __future__ import annotations
@@ -25,15 +26,12 @@ from pathlib import Path
 
 import replay_setup as setup
 import results_md as md
-from results_md import COMMAND, OUT, Summary, both_prices, ratio
-
-from contextfold.strategies.registry import STRATEGIES, needs_folder
+from results_md import COMMAND, OUT, both_prices, ratio
+from results_replay import MODEL_FREE, replay_page
 
 README = md.ROOT / "README.md"
 DATA = md.ROOT.parent / "shared" / "data"
 README_MARKS = ("<!-- results:start -->", "<!-- results:end -->")
-MODEL_FREE = [*(s for s in STRATEGIES if not needs_folder(s)), "ufold folder=none"]
-"""Every strategy that runs without a model: the registry's, and ufold's model-free variant."""
 
 
 def samples_dir() -> Path:
@@ -80,96 +78,6 @@ def samples_page() -> md.Page:
         "([the measures](../measure/measures.md))."
     )
     return page
-
-
-def replay_page(data: Path) -> md.Page:
-    sets = [data / "tau2-sierra", data / "mini-swe-agent-dev"]
-    page = md.Page(
-        "replay",
-        "Recorded runs",
-        "Every strategy that needs no model, replayed over the recorded runs in "
-        "`../shared/data` (280 tau2-bench sessions of gpt-4.1 and a fine-tuned gpt-4.1; 100 "
-        "mini-swe-agent runs of gemini-3-pro on SWE-bench Verified: [where they come "
-        "from](index.md#the-recorded-runs)), under both price tables, restores priced "
-        "(`contextfold replay PATH -s full -s ... --prices TABLE --hindsight`). Ratios are to "
-        "`full` in the same run; *x bound* is prompt tokens over the hindsight bound's.",
-        sets,
-        f"{COMMAND} --only replay",
-    )
-    runs = {path.name: both_prices(path, MODEL_FREE, hindsight=True) for path in sets}
-    headline(page, runs)
-    for name, tables in runs.items():
-        for prices, rows in tables.items():
-            page.text(f"## {name}, prices {prices}")
-            page.section(f"{name}-{prices}", availability(rows))
-    page.text(LEGEND)
-    plot = OUT / "replay-tokens-cost.png"
-    md.scatter(plot, [(name, points(tables["default"])) for name, tables in runs.items()])
-    page.text("## Tokens against cost\n\n![tokens against cost, per set](replay-tokens-cost.png)")
-    return page
-
-
-HEADLINE = ["full", "clip", "mask", "refold", "ufold folder=none"]
-
-
-def headline(page: md.Page, runs: dict[str, dict[str, dict[str, Summary]]]) -> None:
-    """The README's table: a few strategies on both sets, tokens and cost (both tables)."""
-    rows = []
-    for label in HEADLINE:
-        row = [label]
-        for tables in runs.values():
-            d, o = tables["default"], tables["openai"]
-            row += [ratio(d[label]["prompt_tokens"], d["full"]["prompt_tokens"])]
-            row += [ratio(d[label]["cost_usd"], d["full"]["cost_usd"])]
-            row += [ratio(o[label]["cost_usd"], o["full"]["cost_usd"])]
-        rows.append(row)
-    heads = ["strategy", "tau2 tok", "cost", "openai", "SWE tok", "cost", "openai"]
-    page.text("## At a glance")
-    page.section("headline", md.table(heads, rows))
-    page.text(
-        "tau2: the 280 tau2-sierra sessions; SWE: the 100 mini-swe-agent-dev runs; tok: "
-        "prompt tokens, cost: under the default price table, openai: under the openai table, "
-        "each as a multiple of full's."
-    )
-
-
-def availability(rows: dict[str, Summary]) -> str:
-    base, bound = rows["full"], rows["hindsight"]
-    heads = ["strategy", "tokens", "cost", "rest.", "view", "back", "lost", "bound"]
-    return md.table(
-        heads,
-        [
-            [
-                label,
-                ratio(s["prompt_tokens"], base["prompt_tokens"]),
-                ratio(s["cost_usd"], base["cost_usd"]),
-                str(s["restores"]),
-                f"{s['args_in_view']:.3f}",
-                f"{s['args_restorable']:.3f}",
-                f"{s['args_lost']:.3f}",
-                ratio(s["prompt_tokens"], bound["prompt_tokens"], 2),
-            ]
-            for label, s in rows.items()
-        ],
-    )
-
-
-LEGEND = (
-    "tokens, cost: prompt tokens and cost as multiples of full's; rest.: restore calls a live "
-    "agent would make; view, back, lost: the shares of the values the recorded calls need "
-    "that the view shows, can give back with a restore, or has lost "
-    "([argument availability](../measure/measures.md)); bound: prompt tokens as a multiple "
-    "of the hindsight bound's."
-)
-
-
-def points(rows: dict[str, Summary]) -> dict[str, tuple[float, float]]:
-    base = rows["full"]
-    return {
-        label: (s["prompt_tokens"] / base["prompt_tokens"], s["cost_usd"] / base["cost_usd"])
-        for label, s in rows.items()
-        if label != "hindsight"
-    }
 
 
 def main() -> None:

@@ -151,26 +151,49 @@ def without_stamp(text: str) -> str:
     return "\n\n".join(p for p in text.split("\n\n") if not p.startswith(STAMP))
 
 
-def scatter(path: Path, panels: Sequence[tuple[str, dict[str, tuple[float, float]]]]) -> None:
-    """One panel per data set: each strategy at (its tokens, its cost), both as multiples of
-    full's; written as a PNG without a timestamp, so the same figures give the same file."""
+def scatter(
+    path: Path,
+    panels: Sequence[tuple[str, dict[str, tuple[float, float]]]],
+    *,
+    columns: int | None = None,
+) -> None:
+    """One panel per title (``columns`` to a row; all in one row by default): each strategy
+    at (its tokens, its cost), both as multiples of full's, and a line through the
+    :func:`pareto` frontier; written as a PNG without a timestamp, so the same figures give
+    the same file."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
-    for ax, (title, points) in zip(axes[0], panels, strict=True):
+    cols = columns or len(panels)
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 4 * rows), squeeze=False)
+    for ax, (title, points) in zip(axes.flat, panels, strict=False):
         for label, (x, y) in points.items():
-            ax.scatter([x], [y], color="tab:red" if label == "full" else "tab:blue")
-            ax.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+            ax.scatter([x], [y], color="tab:red" if label == "full" else "tab:blue", s=18)
+            ax.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        best = pareto(points)
+        ax.plot(*zip(*(points[k] for k in best), strict=True), color="tab:green", linewidth=1)
         ax.axhline(1.0, color="grey", linewidth=0.6, linestyle="--")
-        ax.set_title(title)
+        ax.set_title(title, fontsize=9)
         ax.set_xlabel("prompt tokens, x full")
-        ax.set_ylabel("cost (default prices), x full")
+        ax.set_ylabel("cost, x full")
     fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata={"Software": None})
+    fig.savefig(path, dpi=100, metadata={"Software": None})
     plt.close(fig)
+
+
+def pareto(points: dict[str, tuple[float, float]]) -> list[str]:
+    """The labels no other point beats on both axes (fewer or as many tokens and a lower
+    cost), in order of tokens."""
+    out: list[str] = []
+    best = float("inf")
+    for label in sorted(points, key=lambda k: points[k]):
+        if points[label][1] < best:
+            out.append(label)
+            best = points[label][1]
+    return out
 
 
 def ratio(value: float, base: float, digits: int = 3) -> str:
@@ -185,6 +208,16 @@ def replayed(path: Path, specs: Sequence[str], prices: str, **options: Any) -> d
     return run.summaries()
 
 
-def both_prices(path: Path, specs: Sequence[str], **options: Any) -> dict[str, dict[str, Summary]]:
-    """:func:`replayed` under each price table, by its name."""
-    return {name: replayed(path, specs, name, **options) for name in PRICE_TABLES}
+BOTH = ("default", "openai")
+"""The two tables most pages price under: a write premium with 0.1x reads, and no premium with
+0.25x reads (:data:`~contextfold.core.meter.PRICE_TABLES` has them all)."""
+
+
+def both_prices(
+    path: Path, specs: Sequence[str], *, tables: Sequence[str] = BOTH, **options: Any
+) -> dict[str, dict[str, Summary]]:
+    """:func:`replayed` under each of ``tables``, by its name."""
+    unknown = [t for t in tables if t not in PRICE_TABLES]
+    if unknown:
+        raise ValueError(f"unknown price tables {unknown}")
+    return {name: replayed(path, specs, name, **options) for name in tables}

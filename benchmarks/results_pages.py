@@ -12,11 +12,12 @@ import replay_setup as setup
 import results_md as md
 from results_md import COMMAND, OUT, Summary, both_prices, ratio
 
-from contextfold.core.meter import PRICE_TABLES
 from contextfold.strategies.folding import FolderSource
 
 SETS = ("tau2-sierra", "mini-swe-agent-dev")
 SHORT = {"tau2-sierra": "tau2", "mini-swe-agent-dev": "SWE"}
+REFOLD_SETS = (*SETS, "swe-agent-coder-dev")
+"""refold's page reads both coding sets (the learning and folding pages, the first two)."""
 ABOUT_DATA = (
     "The recorded runs are in `../shared/data`, beside the repository ([where they come "
     "from](index.md#the-recorded-runs))."
@@ -36,7 +37,7 @@ def refold_page(data: Path) -> md.Page:
         "recorded call needs that the view left out but can give back costs a restore call "
         "first), not priced (the recorded calls only), and with `--tool-schemas` (refold's "
         "`restore` schema counted in every prompt, as a deployment sends it). " + ABOUT_DATA,
-        [data / name for name in SETS],
+        [data / name for name in REFOLD_SETS],
         f"{COMMAND} --only refold",
     )
     variants = {
@@ -45,7 +46,7 @@ def refold_page(data: Path) -> md.Page:
         ", schemas": {"tool_schemas": True},
     }
     rows = []
-    for name in SETS:
+    for name in REFOLD_SETS:
         for suffix, options in variants.items():
             runs = both_prices(data / name, ["refold"], **options)
             d, o = runs["default"], runs["openai"]
@@ -74,7 +75,7 @@ def _file_label(source: str) -> str:
 
 def by_source(path: Path, **options: Any) -> str:
     parts = {}
-    for prices in PRICE_TABLES:
+    for prices in md.BOTH:
         run = setup.run([path], ["full", "refold"], prices=prices, profile="qwen3-8b", **options)
         parts[prices] = {src: r.strategies for src, r in run.result.by_source().items()}
     rows = []
@@ -134,7 +135,7 @@ def learning_page(data: Path) -> md.Page:
 def _learned_folders(data: Path) -> str:
     rows = []
     for name in SETS:
-        for prices in PRICE_TABLES:
+        for prices in md.BOTH:
             runs = [_scripted(data / name, ["carryon", "ufold"], prices, learn=b) for b in (0, 1)]
             cells = [f"{SHORT[name]}, {prices}"]
             for label in ("carryon", "ufold"):
@@ -169,7 +170,7 @@ def folders_page(data: Path) -> md.Page:
         f"{COMMAND} --only folders",
     )
     for name in SETS:
-        for prices in PRICE_TABLES:
+        for prices in md.BOTH:
             rows = _scripted(data / name, FOLDING, prices)
             page.text(f"## {name}, prices {prices}")
             page.section(f"{name}-{prices}", _folding_table(rows))

@@ -64,7 +64,8 @@ def serve_page(data: Path) -> md.Page:
 
 def _run(data: Path, *more: str) -> dict[str, Any]:
     root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    # the code at hand first (src/), whichever package the venv's editable install points at
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cost.json"
         argv = [sys.executable, "-m", "benchmarks.protocol_cost", "--serve", "-s", "refold"]

@@ -1,17 +1,20 @@
-"""Claude Code and Codex CLI run as a user runs them, pointed at a base URL, offline.
+"""Claude Code, Codex CLI and Gemini CLI run as a user runs them, pointed at a base URL, offline.
 
 :func:`run_claude` runs ``claude -p`` with ``ANTHROPIC_BASE_URL`` at the given address;
 :func:`run_codex` runs ``codex exec`` with a custom Responses provider at the given address,
-written into a fresh ``CODEX_HOME``. Both take the base URL, so the same test drives a CLI
-straight at a scripted upstream or through ``contextfold serve`` by changing only the URL.
+written into a fresh ``CODEX_HOME``; :func:`run_gemini` runs ``gemini -p`` with
+``GOOGLE_GEMINI_BASE_URL`` at the given address, API-key auth chosen in its settings. All take
+the base URL, so the same test drives a CLI straight at a scripted upstream or through
+``contextfold serve`` by changing only the URL.
 Each run is sealed off: HOME, configuration and caches in a temporary folder; telemetry,
 error reporting, update checks and plugin syncs off; and every proxy variable pointed at a
 :class:`Tripwire` on loopback (``NO_PROXY`` keeps 127.0.0.1), which refuses and records each
 request for any other host, so nothing leaves the machine and a test can say nothing tried.
 
-:func:`claude_writes_file` and :func:`codex_writes_file` script the small coding task the
-tests give each CLI: the first call is answered with the tool call that writes the file (Claude
-Code's ``Write``, Codex's ``apply_patch``), the call after its result with a closing line.
+:func:`claude_writes_file`, :func:`codex_writes_file` and :func:`gemini_writes_file` script the
+small coding task the tests give each CLI: the first call is answered with the tool call that
+writes the file (Claude Code's ``Write``, Codex's ``apply_patch``, Gemini CLI's ``write_file``),
+the call after its result with a closing line.
 """
 
 from __future__ import annotations
@@ -29,33 +32,41 @@ from pathlib import Path
 from typing import Any
 
 from contextfold.serve.scripted_anthropic import AnthropicReply, text, tool_use
-from contextfold.serve.scripted_responses import (
-    ResponsesReply,
-    custom_tool_call,
-    function_call,
-    message,
-)
+from contextfold.serve.scripted_gemini import GeminiReply, function_call
+from contextfold.serve.scripted_responses import ResponsesReply, custom_tool_call, message
+from contextfold.serve.scripted_responses import function_call as responses_call
 
 __all__ = [
     "CODEX_MODEL",
     "DONE",
+    "GEMINI_MODEL",
     "MARKS",
     "SHOWN",
     "WRITING",
     "CliRun",
     "Tripwire",
+    "claude_env",
     "claude_result",
     "claude_writes_file",
     "cli",
     "codex_config",
+    "codex_env",
     "codex_writes_file",
+    "gemini_env",
+    "gemini_result",
+    "gemini_settings",
+    "gemini_writes_file",
     "run_claude",
     "run_codex",
+    "run_gemini",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
 CODEX_MODEL = "gpt-5.5"
 """A model Codex knows (so it offers its real tools, apply_patch among them)."""
+GEMINI_MODEL = "gemini-3.1-pro-preview"
+"""Gemini CLI's main model for an API key. Named (``-m``), it answers every call; left to
+``auto``, a router first asks ``gemini-3.5-flash-lite`` to rate each prompt (a JSON reply)."""
 DONE = "Done: the file is written."
 WRITING = "Writing the file."
 RESTORING = "Restoring the cut lines."
@@ -157,8 +168,15 @@ def run_claude(
     ``/v1``), edits accepted, JSON out. ``extra_env``: e.g. ``ANTHROPIC_AUTH_TOKEN`` (sent as
     ``Authorization: Bearer`` beside ``x-api-key``) or ``ANTHROPIC_CUSTOM_HEADERS``
     (``Name: value`` lines sent on every request)."""
-    env = _sealed(home, tripwire.url) | {
-        "ANTHROPIC_BASE_URL": base_url,
+    env = claude_env(home, tripwire, api_key) | {"ANTHROPIC_BASE_URL": base_url}
+    env |= dict(extra_env or {})
+    argv = [cli("claude"), "-p", prompt, "--permission-mode", "acceptEdits"]
+    return _run([*argv, "--output-format", "json"], env, workdir, timeout)
+
+
+def claude_env(home: Path, tripwire: Tripwire, api_key: str = "sk-ant-test") -> dict[str, str]:
+    """Claude Code's sealed environment (no base URL: the caller points it)."""
+    return _sealed(home, tripwire.url) | {
         "ANTHROPIC_API_KEY": api_key,
         "CLAUDE_CONFIG_DIR": str(home / ".claude"),
         "DISABLE_TELEMETRY": "1",
@@ -166,10 +184,17 @@ def run_claude(
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "CLAUDE_CODE_MAX_RETRIES": "0",  # a failing upstream shows at once, not after backoff
-        **(extra_env or {}),
     }
-    argv = [cli("claude"), "-p", prompt, "--permission-mode", "acceptEdits"]
-    return _run([*argv, "--output-format", "json"], env, workdir, timeout)
+
+
+def codex_env(home: Path, tripwire: Tripwire, base_url: str, api_key: str) -> dict[str, str]:
+    """Codex's sealed environment, with a fresh ``CODEX_HOME`` whose config's provider is
+    ``base_url`` (:func:`codex_config`) and its key in ``CONTEXTFOLD_TEST_KEY``."""
+    codex = {"CODEX_HOME": str(home / ".codex"), "CONTEXTFOLD_TEST_KEY": api_key}
+    env = _sealed(home, tripwire.url) | codex
+    (home / ".codex").mkdir(exist_ok=True)
+    (home / ".codex" / "config.toml").write_text(codex_config(base_url))
+    return env
 
 
 def codex_config(base_url: str, *, model: str = CODEX_MODEL) -> str:
@@ -209,12 +234,50 @@ def run_codex(
 ) -> CliRun:
     """``codex exec PROMPT`` in ``workdir`` (workspace-write sandbox) against ``base_url``
     (ending in ``/v1``); ``api_key`` is sent as ``Authorization: Bearer``."""
-    codex = {"CODEX_HOME": str(home / ".codex"), "CONTEXTFOLD_TEST_KEY": api_key}
-    env = _sealed(home, tripwire.url) | codex | dict(extra_env or {})
-    (home / ".codex").mkdir(exist_ok=True)
-    (home / ".codex" / "config.toml").write_text(codex_config(base_url))
+    env = codex_env(home, tripwire, base_url, api_key) | dict(extra_env or {})
     argv = [cli("codex"), "exec", "--skip-git-repo-check", "--strict-config"]
     return _run([*argv, "--sandbox", "workspace-write", prompt], env, workdir, timeout)
+
+
+def gemini_settings() -> dict[str, Any]:
+    """Gemini CLI's ``settings.json``: API-key auth (the one a base URL works with headless),
+    no folder-trust prompt, no usage statistics or telemetry, no update checks, no retries."""
+    return {
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False,
+                    "maxAttempts": 1},
+    }  # fmt: skip
+
+
+def gemini_env(home: Path, tripwire: Tripwire, base_url: str, api_key: str) -> dict[str, str]:
+    """Gemini CLI's sealed environment, its ``~/.gemini/settings.json`` written
+    (:func:`gemini_settings`), the key in ``GEMINI_API_KEY``, pointed at ``base_url``."""
+    env = _sealed(home, tripwire.url)
+    (home / ".gemini").mkdir(exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(gemini_settings()))
+    return env | {"GEMINI_API_KEY": api_key, "GOOGLE_GEMINI_BASE_URL": base_url}
+
+
+def run_gemini(
+    prompt: str,
+    *,
+    base_url: str,
+    workdir: Path,
+    home: Path,
+    tripwire: Tripwire,
+    api_key: str = "gm-test",
+    model: str = GEMINI_MODEL,
+    extra_env: Mapping[str, str] | None = None,
+    timeout: float = 120,
+) -> CliRun:
+    """``gemini -p PROMPT`` in ``workdir`` against ``base_url`` (a Gemini base URL: no
+    ``/v1beta``), tools approved (``--yolo``), JSON out; ``api_key`` is sent as
+    ``x-goog-api-key``."""
+    env = gemini_env(home, tripwire, base_url, api_key) | dict(extra_env or {})
+    argv = [cli("gemini"), "-p", prompt, "--yolo", "--output-format", "json", "-m", model]
+    return _run(argv, env, workdir, timeout)
 
 
 def _results(content: Any, kind: str) -> list[dict[str, Any]]:
@@ -259,7 +322,7 @@ def codex_writes_file(
         if outputs:
             if not restoring:
                 return DONE
-            restore = function_call("restore", {"step": 1}, call_id=RESTORE_ID)
+            restore = responses_call("restore", {"step": 1}, call_id=RESTORE_ID)
             return [message(RESTORING + MARKS), restore]
         patching = [message(WRITING + MARKS)] if restoring else []
         return [*patching, custom_tool_call("apply_patch", patch)]
@@ -267,7 +330,25 @@ def codex_writes_file(
     return reply
 
 
+def gemini_writes_file(path: Path, content: str) -> Callable[[dict[str, Any]], GeminiReply]:
+    """Gemini CLI's script: ``write_file`` ``path``, then close once its response came back."""
+
+    def reply(body: dict[str, Any]) -> GeminiReply:
+        if any("functionResponse" in p for p in body["contents"][-1]["parts"]):
+            return DONE
+        write = function_call("write_file", {"file_path": str(path), "content": content})
+        return [{"text": "Writing the file."}, write]
+
+    return reply
+
+
 def claude_result(run: CliRun) -> dict[str, Any]:
     """The result object ``claude -p --output-format json`` printed."""
+    result: dict[str, Any] = json.loads(run.stdout)
+    return result
+
+
+def gemini_result(run: CliRun) -> dict[str, Any]:
+    """The result object ``gemini -p --output-format json`` printed."""
     result: dict[str, Any] = json.loads(run.stdout)
     return result

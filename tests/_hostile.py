@@ -20,6 +20,7 @@ class Raw:
     status: int = 200
     content_type: str = "application/json"
     length: bool = True
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def events(*chunks: dict[str, Any] | str) -> Raw:
@@ -76,6 +77,8 @@ def _handler(server: HostileServer) -> type[BaseHTTPRequestHandler]:
             raw = server.reply(body)
             self.send_response(raw.status)
             self.send_header("Content-Type", raw.content_type)
+            for name, value in raw.headers.items():
+                self.send_header(name, value)
             if raw.length:
                 self.send_header("Content-Length", str(sum(map(len, raw.body))))
             else:
@@ -87,3 +90,21 @@ def _handler(server: HostileServer) -> type[BaseHTTPRequestHandler]:
             self.close_connection = not raw.length
 
     return Handler
+
+
+def named(*pairs: tuple[str, dict[str, Any] | str]) -> Raw:
+    """An event stream of named events (Anthropic's and Responses'), each ``(name, data)``;
+    data given as text goes as it is (JSON that ``json.dumps`` would not write)."""
+    body = []
+    for name, data in pairs:
+        text = data if isinstance(data, str) else json.dumps(data)
+        body.append(f"event: {name}\ndata: {text}\n\n".encode())
+    return Raw(body, content_type="text/event-stream", length=False)
+
+
+def whole(data: dict[str, Any] | str, status: int = 200, **headers: str) -> Raw:
+    """A whole JSON reply (text goes as it is), with ``headers`` (``retry_after``:
+    ``retry-after``)."""
+    text = data if isinstance(data, str) else json.dumps(data)
+    sent = {k.replace("_", "-"): v for k, v in headers.items()}
+    return Raw([text.encode()], status=status, headers=sent)

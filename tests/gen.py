@@ -59,21 +59,34 @@ def messages() -> st.SearchStrategy[Message]:
     )
 
 
+long_outputs = st.builds(
+    lambda line, lines, start: "\n".join(f"{start + i}: {line}" for i in range(lines)),
+    text,
+    st.integers(40, 400),
+    st.sampled_from([0, 0, 100, 1000]),
+)
+"""A tool output of 40 to 400 numbered lines (about 0.3k to 20k characters): long enough to
+be cut, masked or deduplicated (outputs of the same line and start repeat each other)."""
+
+
 @st.composite
-def step_messages(draw: st.DrawFn, index: int) -> tuple[Message, ...]:
-    """One step's messages in a valid shape, with call ids unique to the step."""
+def step_messages(draw: st.DrawFn, index: int, *, long: bool = False) -> tuple[Message, ...]:
+    """One step's messages in a valid shape, with call ids unique to the step; with ``long``,
+    a tool output may be :data:`long_outputs`."""
     if draw(st.booleans()):
         return (UserMessage(draw(nonblank)),)
     head = draw(assistant_messages(prefix=f"s{index}c"))
-    results = [ToolMessage(draw(text), c.id, name=c.name) for c in head.tool_calls]
+    output = (long_outputs | text) if long else text
+    results = [ToolMessage(draw(output), c.id, name=c.name) for c in head.tool_calls]
     results = draw(st.permutations(results)) if results else []
     return (head, *results)
 
 
 @st.composite
-def histories(draw: st.DrawFn, max_steps: int = 30) -> History:
+def histories(draw: st.DrawFn, max_steps: int = 30, *, long_outputs: bool = False) -> History:
+    """A history of up to ``max_steps`` steps; ``long_outputs``: tool outputs may be long."""
     system = draw(st.none() | nonblank.map(SystemMessage))
     history = History(system, counter=ApproxCounter())
     for i in range(draw(st.integers(0, max_steps))):
-        history.append(*draw(step_messages(i)))
+        history.append(*draw(step_messages(i, long=long_outputs)))
     return history

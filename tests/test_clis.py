@@ -1,8 +1,9 @@
-"""Claude Code and Codex CLI, installed by ``make npm``, each finish a small coding task against
-a scripted upstream of its own protocol: the upstream answers with the tool call that writes a
-file and then closes; the file is checked on disk, and what each CLI sent is checked against
-what docs/serve/clients-notes.md says it sends. The helpers take the base URL, so the same
-runs go through ``contextfold serve`` by changing only the URL."""
+"""Claude Code, Codex CLI and Gemini CLI, installed by ``make npm``, each finish a small coding
+task against a scripted upstream of its own protocol: the upstream answers with the tool call
+that writes a file and then closes; the file is checked on disk, and what each CLI sent is
+checked against what it is known to send (docs/serve/clients-notes.md for the two that serve
+speaks to today). The helpers take the base URL, so the same runs go through ``contextfold
+serve`` by changing only the URL."""
 
 from __future__ import annotations
 
@@ -12,15 +13,20 @@ from pathlib import Path
 import pytest
 
 from contextfold.serve.scripted_anthropic import ScriptedAnthropic
+from contextfold.serve.scripted_gemini import ScriptedGemini
 from contextfold.serve.scripted_responses import ScriptedResponses
 from tests._clis import (
     DONE,
+    GEMINI_MODEL,
     Tripwire,
     claude_result,
     claude_writes_file,
     codex_writes_file,
+    gemini_result,
+    gemini_writes_file,
     run_claude,
     run_codex,
+    run_gemini,
 )
 
 SOURCE = "def greet():\n    return 'hi'\n"
@@ -85,3 +91,40 @@ def test_codex_writes_a_file_through_a_scripted_responses_upstream(tmp_path: Pat
     assert headers["authorization"] == "Bearer sk-test" and "x-codex-window-id" in headers
     metadata = json.loads(headers["x-codex-turn-metadata"])
     assert metadata["request_kind"] == "turn" and metadata["analytics_enabled"] is False
+
+
+@pytest.mark.npm("gemini")
+def test_gemini_cli_writes_a_file_through_a_scripted_gemini_upstream(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    target = work / "greet.py"
+    script = gemini_writes_file(target, SOURCE)
+    with ScriptedGemini(script, api_key="gm-test") as up, Tripwire() as wire:
+        run = run_gemini(
+            "Create greet.py with a greet function.",
+            base_url=up.url,
+            workdir=work,
+            home=tmp_path / "home",
+            tripwire=wire,
+        ).check()
+    assert wire.seen == []
+    assert target.read_text() == SOURCE
+    assert gemini_result(run)["response"] == DONE
+    route = f"/v1beta/models/{GEMINI_MODEL}:streamGenerateContent"
+    assert [(r.method, r.path, r.query) for r in up.requests] == [("POST", route, "alt=sse")] * 2
+    headers = up.requests[0].headers
+    assert headers["x-goog-api-key"] == "gm-test"
+    assert headers["user-agent"].startswith("GeminiCLI") and "authorization" not in headers
+    first, second = up.calls
+    assert second["contents"][: len(first["contents"])] == first["contents"]
+    declared = {d["name"] for t in first["tools"] for d in t["functionDeclarations"]}
+    assert {"read_file", "replace", "run_shell_command", "write_file"} <= declared
+    assert first["generationConfig"]["thinkingConfig"]["includeThoughts"] is True
+    call, answer = second["contents"][-2:]
+    (sent,) = [p for p in call["parts"] if "functionCall" in p]
+    (result,) = answer["parts"]
+    assert sent["thoughtSignature"]  # the upstream's, sent back (it refuses a call without)
+    # the upstream gave the call no id: Gemini CLI made one up and answers under it
+    assert sent["functionCall"]["id"] == result["functionResponse"]["id"]
+    assert sent["functionCall"]["id"].startswith("write_file_")
+    assert "Successfully created" in result["functionResponse"]["response"]["output"]

@@ -4,7 +4,7 @@ import pytest
 
 from contextfold.core.errors import ConfigError
 from contextfold.core.messages import SystemMessage, UserMessage
-from contextfold.core.meter import PRICE_TABLES, PROFILES, Meter, get_profile
+from contextfold.core.meter import COST_KEYS, PRICE_TABLES, PROFILES, Meter, get_profile
 from contextfold.core.view import Provenance, RestorePath, View
 
 
@@ -81,3 +81,37 @@ def test_tool_schemas_lead_every_prompt_and_are_read_from_the_cache_after_the_fi
     assert (second.prompt_tokens, second.reused_tokens) == (170, 128)  # 140 shared: 8 blocks
     engine = meter.record_call(_view(40), completion_tokens=0, prompt_tokens=500)
     assert engine.prompt_tokens == 500  # an engine's own count has the tools already
+
+
+@pytest.mark.parametrize(
+    ("name", "read", "write"),
+    [
+        ("default", 0.1, 1.25),
+        ("anthropic-1h", 0.1, 2.0),
+        ("gpt-5", 0.1, 1.0),
+        ("openai", 0.25, 1.0),
+    ],
+)
+def test_each_price_table_has_the_multiples_it_is_named_for(
+    name: str, read: float, write: float
+) -> None:
+    table = PRICE_TABLES[name]
+    assert table.name == name
+    assert (table.input, table.output) == (5.0, 25.0)
+    assert table.cache_read == pytest.approx(read * table.input)
+    assert table.cache_write == pytest.approx(write * table.input)
+
+
+@pytest.mark.parametrize("name", list(PRICE_TABLES))
+def test_the_cost_split_adds_up_to_the_cost_and_prices_each_part(name: str) -> None:
+    meter = Meter(prices=PRICE_TABLES[name])
+    meter.record_call(_view(40, 10), completion_tokens=5)
+    meter.record_call(_view(40, 10, 30), completion_tokens=7)
+    split = meter.summary()
+    assert sum(split[k] for k in COST_KEYS) == pytest.approx(split["cost_usd"])
+    p = PRICE_TABLES[name]
+    # 12 completion tokens; 48 read; 48 + 32 written; 2 uncached (the first call's tail)
+    assert split["cost_output_usd"] == pytest.approx(12 * p.output / 1e6)
+    assert split["cost_read_usd"] == pytest.approx(48 * p.cache_read / 1e6)
+    assert split["cost_write_usd"] == pytest.approx(80 * p.cache_write / 1e6)
+    assert split["cost_input_usd"] == pytest.approx(2 * p.input / 1e6)

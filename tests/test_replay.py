@@ -116,6 +116,12 @@ def test_cli_replay_writes_the_json_keys(tmp_path: Path) -> None:
     assert set(data["full"]) == {*SUMMARY_KEYS, "rows"}
     assert data["full"]["trajectories"] == 1
     assert "prompt tokens" in res.output
+    # full's cost split by what it pays for, in the JSON and under the table
+    full = data["full"]
+    split = [full[k] for k in ("cost_output_usd", "cost_read_usd", "cost_write_usd")]
+    assert sum(split) + full["cost_input_usd"] == pytest.approx(full["cost_usd"])
+    output = full["cost_output_usd"] / full["cost_usd"]
+    assert f"full's cost: output {output:.1%}, cache reads" in " ".join(res.output.split())
 
 
 def test_cli_reports_bad_arguments(tmp_path: Path) -> None:

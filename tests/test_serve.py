@@ -182,7 +182,9 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_a_failing_upstream_gives_502_with_its_message_and_stores_nothing(tmp_path: Path) -> None:
+def test_a_failing_upstream_gives_its_status_and_message_and_stores_nothing(
+    tmp_path: Path,
+) -> None:
     db = tmp_path / "s.db"
     messages = [{"role": "user", "content": "hi"}]
     down = ServeConfig(upstream=f"http://127.0.0.1:{_closed_port()}/v1", token=TOKEN, store=db)
@@ -197,7 +199,7 @@ def test_a_failing_upstream_gives_502_with_its_message_and_stores_nothing(tmp_pa
         for stream in (False, True):
             with pytest.raises(openai.APIStatusError) as info:
                 client(proxy).chat.completions.create(model="m", messages=messages, stream=stream)
-            assert info.value.status_code == 502 and "the GPU caught fire" in info.value.message
+            assert info.value.status_code == 500 and "the GPU caught fire" in info.value.message
         up.fail = (400, "prompt too long for this model")
         with pytest.raises(openai.BadRequestError, match="prompt too long"):
             client(proxy).chat.completions.create(model="m", messages=messages)

@@ -359,10 +359,10 @@ def test_an_upstream_error_comes_back_in_anthropics_shape() -> None:
         up.fail = (529, "Overloaded")
         with pytest.raises(anthropic.APIStatusError) as info:
             anthropic_client(proxy).messages.create(model="m", max_tokens=8, messages=[_user("x")])
-    assert info.value.status_code == 502
-    assert (
-        info.value.body["type"] == "error" and "Overloaded" in info.value.body["error"]["message"]
-    )
+    assert info.value.status_code == 529  # what Claude Code retries and falls back on
+    error = info.value.body["error"]
+    assert info.value.body["type"] == "error" and error["type"] == "overloaded_error"
+    assert "Overloaded" in error["message"]
 
 
 def test_count_tokens_is_the_upstreams_own_count() -> None:

@@ -15,7 +15,14 @@ from contextfold.core.messages import (
     UserMessage,
     to_openai,
 )
-from contextfold.core.view import Provenance, View, check_view, render_checked
+from contextfold.core.view import (
+    Elision,
+    Provenance,
+    View,
+    check_view,
+    render_and_check,
+    render_checked,
+)
 from contextfold.strategies.full import FullStrategy
 from tests.gen import histories
 
@@ -182,3 +189,62 @@ def test_incremental_check_still_catches_a_bad_tail_and_a_bad_prefix() -> None:
     render_checked(strategy, history)
     with pytest.raises(ViewError, match="not answered"):
         render_checked(strategy, history)
+
+
+class _DropsStep:
+    """Renders the whole history but the messages of step ``index`` (once it exists), with
+    or without an elision that says so."""
+
+    name = "drops-step"
+
+    def __init__(self, index: int, *, elide: bool = False) -> None:
+        self.index, self.elide, self.full = index, elide, FullStrategy()
+
+    def observe(self, step: object, history: object) -> None:
+        pass
+
+    def render(self, history: History, budget: int | None) -> View:
+        view = self.full.render(history, budget)
+        keep = [i for i, p in enumerate(view.provenance) if self.index not in p.steps]
+        elisions = ()
+        if self.elide and self.index < len(history):
+            tokens = history[self.index].total_tokens
+            elisions = (Elision((self.index,), "dropped", tokens, None),)
+        return dataclasses.replace(
+            view,
+            messages=tuple(view.messages[i] for i in keep),
+            tokens=tuple(view.tokens[i] for i in keep),
+            provenance=tuple(view.provenance[i] for i in keep),
+            elisions=elisions,
+        )
+
+
+def test_a_step_left_out_without_an_elision_fails_the_check() -> None:
+    """Dropping the tool step whole leaves a view that keeps every other invariant; before,
+    it passed with 0 unrecoverable tokens."""
+    history = _history()
+    with pytest.raises(ViewError, match=r"steps 1 are neither shown nor covered by an elision"):
+        render_checked(_DropsStep(1), history)
+    view = render_checked(_DropsStep(1, elide=True), history)  # said so: it passes
+    assert view.unrecoverable_tokens == history[1].total_tokens
+
+
+def test_the_incremental_check_catches_a_step_dropped_as_the_view_grows() -> None:
+    """The views of a growing history are checked incrementally (each appends to the one
+    before) until step 3 arrives and is left out."""
+    source = _history()
+    history, strategy = History(source.system), _DropsStep(3)
+    for step in source:
+        history.append_step(step)
+        render_and_check(strategy, history, None)
+    history.append(AssistantMessage("On it."))  # step 3, which the strategy leaves out
+    with pytest.raises(ViewError, match=r"steps 3 are neither shown"):
+        render_and_check(strategy, history, None)
+
+
+def test_provenance_naming_a_step_the_history_lacks_fails_the_check() -> None:
+    history = _history()
+    view = FullStrategy().render(history, None)
+    prov = (*view.provenance[:-1], Provenance((2, 7)))
+    with pytest.raises(ViewError, match=r"provenance names steps \[7\]"):
+        check_view(dataclasses.replace(view, provenance=prov), history, strategy="x")

@@ -16,6 +16,7 @@ from contextfold.commands.listings import models, profiles, strategies
 from contextfold.commands.live import run, tasks
 from contextfold.commands.replay import replay
 from contextfold.commands.serve import serve
+from contextfold.commands.wrap import WrapCommand, wrap
 
 __all__ = ["app"]
 
@@ -35,6 +36,7 @@ app = _App(
 )
 for command in (replay, demo, run, serve, inspect, strategies, tasks, models, profiles):
     app.command(cls=Command)(command)
+app.command(cls=WrapCommand)(wrap)
 bench_app.command("sufficiency", cls=Command)(sufficiency)
 bench_app.command("cache", cls=Command)(cache)
 app.add_typer(bench_app, name="bench")

@@ -27,7 +27,16 @@ from contextfold.core.prepared import PreparedText, value_runs
 from contextfold.core.verbatim import Leaf
 from contextfold.core.view import View
 
-__all__ = ["ARGS_KEYS", "ArgIndex", "ArgTally", "Need", "Places", "Wanted", "args_summary"]
+__all__ = [
+    "ARGS_KEYS",
+    "ArgIndex",
+    "ArgTally",
+    "Found",
+    "Need",
+    "Places",
+    "Wanted",
+    "args_summary",
+]
 
 _Shown = UserMessage | ToolMessage | AssistantMessage
 
@@ -180,6 +189,15 @@ class Wanted:
     steps: frozenset[int]
 
 
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What one check found the view leaves out: the needed values it can give back, and
+    those it lost (neither in view nor restorable)."""
+
+    restorable: list[Wanted] = field(default_factory=list)
+    lost: list[Need] = field(default_factory=list)
+
+
 @dataclass(slots=True)
 class ArgTally:
     """Checks one strategy's views of one trajectory against an :class:`ArgIndex`."""
@@ -192,16 +210,16 @@ class ArgTally:
     lost: int = 0
     _prepared: dict[Message, PreparedText] = field(default_factory=dict)
 
-    def check(self, step: int, view: View) -> list[Wanted]:
+    def check(self, step: int, view: View) -> Found:
         """Check the view rendered just before the recorded assistant step ``step``; returns
-        the values it needs that the view can give back (restorable)."""
+        the values it needs that the view can give back (restorable) and those it lost."""
+        found = Found()
         needs = self.index.needs.get(step)
         if not needs:
-            return []
+            return found
         shown = {id(m) for m in view.messages}
         by_step: dict[int, list[_Shown]] | None = None
         elided: set[int] | None = None
-        wanted: list[Wanted] = []
         for need in needs:
             self.needed += 1
             if any(id(m) in shown for m in need.messages):
@@ -217,10 +235,11 @@ class ArgTally:
                 elided = {s for e in view.elisions if e.restore is not None for s in e.steps}
             if holders & elided:
                 self.restorable += 1
-                wanted.append(Wanted(need.value, frozenset(holders & elided)))
+                found.restorable.append(Wanted(need.value, frozenset(holders & elided)))
             else:
                 self.lost += 1
-        return wanted
+                found.lost.append(need)
+        return found
 
     def _in_text(
         self, need: Need, holders: frozenset[int], by_step: Mapping[int, list[_Shown]]

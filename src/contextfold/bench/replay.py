@@ -7,7 +7,6 @@ before every recorded assistant step renders the view it would send, checked and
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,14 +16,14 @@ from contextfold.bench.cluster import FolderChoice, RaySweep
 from contextfold.bench.hindsight import Hindsight
 from contextfold.bench.restores import RestorePricing
 from contextfold.bench.schemas import schema_tokens
+from contextfold.bench.stepping import replay_one
 from contextfold.core.errors import ContextFoldError, ImportFormatError
 from contextfold.core.experience import Experience, start_from
 from contextfold.core.folds import FoldRecord
-from contextfold.core.history import History, Step
-from contextfold.core.meter import FOLD_KEYS, Meter, ModelProfile, PriceTable
-from contextfold.core.protocols import Folding, Learning, Strategy
+from contextfold.core.history import Step
+from contextfold.core.meter import COST_KEYS, FOLD_KEYS, Meter, ModelProfile, PriceTable
+from contextfold.core.protocols import Learning
 from contextfold.core.tokens import TokenCounter
-from contextfold.core.view import View, render_and_check
 from contextfold.importers.base import Trajectory
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy, spec_label
@@ -42,6 +41,7 @@ SUMMARY_KEYS = (
     "prompt_tokens",
     "peak_context_tokens_mean",
     "cost_usd",
+    *COST_KEYS,
     "kv_bytes_peak_mean",
     "prefix_cache_reuse",
     "render_ms_median",
@@ -52,6 +52,8 @@ SUMMARY_KEYS = (
     "total_cost_usd",
     "restores",
     "restore_cost_usd",
+    "reruns",
+    "rerun_cost_usd",
     *ARGS_KEYS,
 )
 
@@ -79,6 +81,7 @@ class StrategyResult:
             "prompt_tokens": prompt,
             "peak_context_tokens_mean": _mean(r["peak_context_tokens"] for r in rows),
             "cost_usd": sum(r["cost_usd"] for r in rows),
+            **{key: sum(r[key] for r in rows) for key in COST_KEYS},
             "kv_bytes_peak_mean": _mean(r["kv_bytes_peak"] for r in rows),
             "prefix_cache_reuse": reused / prompt if prompt else 0.0,
             "render_ms_median": statistics.median(ms) if ms else 0.0,
@@ -90,6 +93,8 @@ class StrategyResult:
             "total_cost_usd": sum(r["total_cost_usd"] for r in rows),
             "restores": sum(r["restores"] for r in rows),
             "restore_cost_usd": sum(r["restore_cost_usd"] for r in rows),
+            "reruns": sum(r["reruns"] for r in rows),
+            "rerun_cost_usd": sum(r["rerun_cost_usd"] for r in rows),
             **args_summary(rows),
         }
         return {key: values[key] for key in SUMMARY_KEYS}
@@ -150,6 +155,7 @@ def replay(
     experience: Mapping[str, Experience] | None = None,
     tool_schemas: bool = False,
     price_restores: bool = True,
+    price_reruns: bool = True,
 ) -> ReplayResult:
     """Replay every trajectory through every strategy. Malformed input is skipped and counted.
 
@@ -166,7 +172,8 @@ def replay(
     replay ended with are in :attr:`ReplayResult.experiences`. With ``tool_schemas``, every
     prompt also carries the strategy's own tool schemas (:mod:`~contextfold.bench.schemas`).
     With ``price_restores`` (the default), restorable values a call needs are restored first,
-    each restore a call of its own (below).
+    each restore a call of its own; with ``price_reruns`` (the default), lost ones are got
+    again, each re-run a call of its own (below).
 
     For every trajectory the steps are counted once and shared. Each strategy gets a fresh instance
     and a fresh History; the steps are appended one by one (``observe`` after each), and the view
@@ -179,6 +186,9 @@ def replay(
     Unless ``price_restores`` is off, a value a recorded call needs that its view left out but can
     give back is restored first, with a model call of its own (:mod:`~contextfold.bench.restores`):
     ``restores`` and ``restore_cost_usd`` count those calls, and every other figure includes them.
+    Unless ``price_reruns`` is off, a value a recorded call needs that its view lost is got
+    again first, with a model call that runs its tool again (:mod:`~contextfold.bench.reruns`):
+    ``reruns`` and ``rerun_cost_usd`` count those calls, and every other figure includes them.
     """
     labels = [spec_label(s) for s in specs] + (["hindsight"] if hindsight else [])
     if len(set(labels)) != len(labels):
@@ -190,8 +200,9 @@ def replay(
         build_strategy(spec, folders=folders)  # fail fast on a bad spec, before any work
     specs = [*specs, *([HINDSIGHT] if hindsight else [])]
     learned = _experiences(labels, learn, experience or {})
+    priced = (price_restores, price_reruns)
     setup = _Setup(
-        counter, profile, prices, budget, folders, on_fold, learned, tool_schemas, price_restores
+        counter, profile, prices, budget, folders, on_fold, learned, tool_schemas, priced
     )
     result = ReplayResult({label: StrategyResult(label) for label in labels}, experiences=learned)
     if sweep is not None:
@@ -227,8 +238,9 @@ class _Setup:
     """Each label's experience, when the replay learns across sessions."""
     tool_schemas: bool = False
     """Count the strategy's own tool schemas in every prompt."""
-    price_restores: bool = True
-    """Restore what a call needs and its view can give back, with a call of its own."""
+    priced: tuple[bool, bool] = (True, True)
+    """Restore what a call needs and its view can give back, and get again what it lost, each
+    with a call of its own (restores, re-runs)."""
 
 
 def _replay_trajectory(
@@ -250,7 +262,8 @@ def _replay_trajectory(
     for spec, label in zip(specs, labels, strict=True):
         res = result.strategies[label]
         meter = Meter(prices=setup.prices, profile=setup.profile)
-        pricing = RestorePricing(ArgTally(index), priced=setup.price_restores)
+        restores, reruns = setup.priced
+        pricing = RestorePricing(ArgTally(index), priced=restores, reruns_priced=reruns)
         try:
             strategy = (
                 Hindsight(index)
@@ -300,7 +313,7 @@ def _sweep(
         setup.prices,
         setup.learned,
         setup.tool_schemas,
-        setup.price_restores,
+        setup.priced,
     )
     done = (lambda i: on_trajectory(trajectories[i].id)) if on_trajectory else None
     parts = iter(
@@ -328,16 +341,14 @@ def replay_remote(
     prices: PriceTable,
     learned: Mapping[str, Experience],
     tool_schemas: bool,
-    price_restores: bool,
+    priced: tuple[bool, bool],
     traj: Trajectory,
     budget: int | None,
     folder: FolderChoice,
 ) -> ReplayResult:
     """One trajectory through every strategy (the job of a Ray task); ``learned``: frozen."""
     source = folder.source()
-    setup = _Setup(
-        counter, profile, prices, budget, source, None, learned, tool_schemas, price_restores
-    )
+    setup = _Setup(counter, profile, prices, budget, source, None, learned, tool_schemas, priced)
     result = ReplayResult({label: StrategyResult(label) for label in labels})
     _replay_trajectory(traj, specs, labels, result, setup)
     return result
@@ -353,67 +364,6 @@ def _merge(into: ReplayResult, part: ReplayResult) -> None:
         target.fold_ms += res.fold_ms
         target.skipped += res.skipped
         target.errors += res.errors
-
-
-def replay_one(
-    traj: Trajectory,
-    steps: Sequence[Step],
-    strategy: Strategy,
-    meter: Meter,
-    *,
-    counter: TokenCounter,
-    budget: int | None = None,
-    on_fold: Callable[[FoldRecord], None] | None = None,
-    check: Callable[[int, View], None] | None = None,
-    restores: RestorePricing | None = None,
-) -> History:
-    """Replay one trajectory through one strategy into ``meter``; returns the final history.
-    ``check`` sees each view with the index of the recorded step it was rendered for;
-    ``restores`` checks it too, and makes the restores it calls for before that step."""
-    history = History(traj.system, counter=counter)
-    for step in steps:
-        if step.kind == "assistant":
-            view, elapsed = _render(strategy, history, meter, budget, on_fold)
-            if check is not None:
-                check(step.index, view)
-            restore = restores.restore(step.index, view, history, strategy) if restores else None
-            if restores is not None and restore is not None:
-                record = meter.record_call(
-                    view, completion_tokens=restore.tokens[0], render_ns=elapsed
-                )
-                restores.paid(record)
-                history.append_step(restore)
-                strategy.observe(restore, history)
-                view, elapsed = _render(strategy, history, meter, budget, on_fold)
-            meter.record_call(view, completion_tokens=step.tokens[0], render_ns=elapsed)
-        placed = restores.place(step, history) if restores is not None else step
-        history.append_step(placed)
-        strategy.observe(placed, history)
-    if isinstance(strategy, Learning):
-        strategy.end(history)
-    return history
-
-
-def _render(
-    strategy: Strategy,
-    history: History,
-    meter: Meter,
-    budget: int | None,
-    on_fold: Callable[[FoldRecord], None] | None,
-) -> tuple[View, int]:
-    """Fold (for a strategy that folds with a model: timed apart), then render: the view and
-    the render time in nanoseconds."""
-    if isinstance(strategy, Folding):
-        records = strategy.fold(history, budget)
-        meter.record_folds(records)
-        if on_fold is not None:
-            for record in records:
-                on_fold(record)
-    start = time.perf_counter_ns()
-    # the budget is a hint, never enforced, so every strategy replays every recorded call
-    # (a live run enforces it)
-    view = render_and_check(strategy, history, budget)
-    return view, time.perf_counter_ns() - start
 
 
 def _row(traj: Trajectory, steps: Sequence[Step], meter: Meter) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from contextfold.bench.replay import ReplayResult
 
-__all__ = ["money", "progress_bar", "replay_table", "short_count"]
+__all__ = ["cost_split", "money", "progress_bar", "replay_table", "short_count"]
 
 _Fmt = Callable[[float], str]
 
@@ -45,6 +45,8 @@ COLUMNS: list[tuple[str, str, _Fmt, bool, bool]] = [
     ("total_cost_usd", "total $", lambda v: money(v), True, False),
     ("restores", "restores", lambda v: f"{v:,.0f}", False, True),
     ("restore_cost_usd", "restore $", lambda v: money(v), False, False),
+    ("reruns", "reruns", lambda v: f"{v:,.0f}", False, True),
+    ("rerun_cost_usd", "rerun $", lambda v: money(v), False, False),
     ("args_needed", "args", lambda v: short_count(v), False, False),
     ("args_in_view", "in view", lambda v: f"{v:.1%}", False, False),
     ("args_restorable", "restor.", lambda v: f"{v:.1%}", False, False),
@@ -63,7 +65,7 @@ def replay_table(
     Every measure when the table fits ``width`` that way (from :data:`WIDE` columns on);
     else only the main measures (prompt tokens and cost with their ratios, prefix-cache
     reuse, removed and unrecoverable tokens; restore calls instead of removed tokens when a
-    strategy restored), so the table fits 80 columns. Without
+    strategy restored; re-run calls when one re-ran), so the table fits 80 columns. Without
     ``caption``, no line explains the ratios (a table below another that did)."""
     summaries = {label: res.summary() for label, res in result.strategies.items()}
     folded = any(v["fold_calls"] for v in summaries.values())
@@ -86,7 +88,8 @@ def _table(
     base = summaries.get("full")
     folded = any(v["fold_calls"] for v in summaries.values())
     restored = any(v["restores"] for v in summaries.values())
-    columns = [c for c in COLUMNS if _shown(c, folded, restored, wide)]
+    reran = any(v["reruns"] for v in summaries.values())
+    columns = [c for c in COLUMNS if _shown(c, folded, restored, wide, reran)]
     table = Table(
         title=title,
         box=box.SIMPLE_HEAD,
@@ -114,15 +117,22 @@ def _natural_width(table: Table) -> int:
 
 
 def _shown(
-    column: tuple[str, str, _Fmt, bool, bool], folded: bool, restored: bool, wide: bool
+    column: tuple[str, str, _Fmt, bool, bool],
+    folded: bool,
+    restored: bool,
+    wide: bool,
+    reran: bool = False,
 ) -> bool:
     """Folder columns only when a strategy folded; then total cost replaces the agent's cost
     in the narrow layout. Restore columns only when a strategy restored; then the narrow
-    layout shows the restore calls instead of the removed tokens."""
+    layout shows the restore calls instead of the removed tokens. Re-run columns only when
+    a strategy re-ran a call."""
     key, narrow = column[0], column[4]
     if key.startswith(("fold_", "total_")) and not folded:
         return False
     if key.startswith("restore") and not restored:
+        return False
+    if key.startswith("rerun") and not reran:
         return False
     if key == "removed_tokens" and restored and not wide:
         return False  # the restore calls take its place
@@ -133,7 +143,27 @@ def _caption(base: dict[str, Any] | None, width: int, wide: bool) -> str | None:
     parts = ["Nx: ratio to full"] if base is not None else []
     if not wide:
         parts.append("a wider terminal shows every measure")
-    return "; ".join(parts) or None
+    lines = ["; ".join(parts)] if parts else []
+    if base is not None and base["cost_usd"]:
+        lines.append(cost_split(base))
+    return "\n".join(lines) or None
+
+
+SPLIT_NAMES = {
+    "cost_output_usd": "output",
+    "cost_read_usd": "cache reads",
+    "cost_write_usd": "cache writes",
+    "cost_input_usd": "uncached input",
+}
+"""How :func:`cost_split` names each part of the cost."""
+
+
+def cost_split(summary: dict[str, Any], label: str = "full") -> str:
+    """``label``'s cost as shares of what it paid for (full's output share is what no context
+    strategy moves)."""
+    total = summary["cost_usd"]
+    shares = ", ".join(f"{name} {summary[key] / total:.1%}" for key, name in SPLIT_NAMES.items())
+    return f"{label}'s cost: {shares}"
 
 
 def _cell(value: Any, base: dict[str, Any] | None, key: str, fmt: _Fmt, ratio: bool) -> str:

@@ -2,7 +2,8 @@
 
 A value a recorded call needs that the view left out but can give back is restored first, with a
 model call of its own, as a live agent would; without it, a strategy that removes much and
-restores often would look cheaper than it is.
+restores often would look cheaper than it is. A value the view lost is got again the same way,
+by a re-run (:mod:`~contextfold.bench.reruns`); :class:`RestorePricing` makes both.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from contextfold.bench.availability import ArgTally, Wanted
+from contextfold.bench.availability import ArgTally, Found, Wanted
+from contextfold.bench.reruns import choose_reruns, rerun_steps
 from contextfold.core.history import History, Step, make_step
 from contextfold.core.messages import AssistantMessage, ToolCall, ToolMessage
 from contextfold.core.meter import CallRecord
@@ -25,33 +27,41 @@ __all__ = ["RestorePricing", "choose_restores", "restore_step"]
 
 @dataclass(slots=True)
 class RestorePricing:
-    """Checks one strategy's views of one trajectory (:class:`ArgTally`) and, when ``priced``,
-    makes the restores they call for (below).
+    """Checks one strategy's views of one trajectory (:class:`ArgTally`) and makes the restore
+    calls (when ``priced``) and the re-run calls (when ``reruns_priced``) they call for.
 
     Before each recorded call, :class:`~contextfold.bench.availability.ArgTally` checks the view
     the strategy rendered. For a value not in view that an elision can give back, the **restore
     call** sends the view as rendered and a short completion (its tokens counted), and its step
     (the assistant's restore calls and the results the strategy's own
     :meth:`~contextfold.core.protocols.ToolProvider.call_tool` answers) is appended to the history.
-    The strategy observes it and renders again, and the recorded call is made on that view. From
-    then on the restored text is in the history like any restore's result, kept or not as the
-    strategy's own restore handling keeps it.
+    For a value the view lost, the **re-run call** does the same with the steps of
+    :func:`~contextfold.bench.reruns.rerun_steps` (the tool called again, its recorded output
+    whole). The strategy observes each step and renders again, and the recorded call is made
+    on that view. From then on the text brought back is in the history like any tool's result,
+    kept or not as the strategy keeps it.
     """
 
     tally: ArgTally
     priced: bool = True
+    reruns_priced: bool = True
     calls: int = 0
     """Restore calls made."""
     cost_usd: float = 0.0
     """What they cost (each its prompt, the view as rendered, and its short completion)."""
+    reruns: int = 0
+    """Re-run calls made."""
+    rerun_cost_usd: float = 0.0
+    """What they cost (each its prompt, the view as rendered, and the calls it makes)."""
 
-    def restore(self, index: int, view: View, history: History, strategy: object) -> Step | None:
-        """Check the view rendered before recorded step ``index``; the restore step to append
-        before that call (None: nothing to restore, or not priced)."""
-        wanted = self.tally.check(index, view)
-        if not (wanted and self.priced and isinstance(strategy, ToolProvider)):
+    def restore(
+        self, index: int, found: Found, view: View, history: History, strategy: object
+    ) -> Step | None:
+        """The restore step to append before recorded step ``index`` for what ``found`` says
+        its view can give back (None: nothing to restore, or not priced)."""
+        if not (found.restorable and self.priced and isinstance(strategy, ToolProvider)):
             return None
-        pieces = choose_restores(wanted, view, history)
+        pieces = choose_restores(found.restorable, view, history)
         if not pieces:
             return None
         step = restore_step([p.path for p in pieces], history, strategy, call=index)
@@ -59,10 +69,28 @@ class RestorePricing:
             self.tally.places.restored.setdefault(piece.step, []).append(step.index)
         return step
 
-    def paid(self, record: CallRecord) -> None:
-        """Account the restore call the meter recorded."""
-        self.calls += 1
-        self.cost_usd += record.cost_usd
+    def rerun(self, index: int, found: Found, history: History) -> list[Step]:
+        """The steps to append before recorded step ``index`` that get back what ``found``
+        says its view lost (none: nothing lost, or re-runs not priced)."""
+        if not (found.lost and self.reruns_priced):
+            return []
+        sources = choose_reruns(found.lost, self.tally.places, history)
+        if not sources:
+            return []
+        steps = rerun_steps(sources, history, call=index)
+        for source in sources:
+            copy = steps[0] if isinstance(source.message, ToolMessage) else steps[-1]
+            self.tally.places.restored.setdefault(source.step, []).append(copy.index)
+        return steps
+
+    def paid(self, record: CallRecord, *, rerun: bool = False) -> None:
+        """Account the restore (or re-run) call the meter recorded."""
+        if rerun:
+            self.reruns += 1
+            self.rerun_cost_usd += record.cost_usd
+        else:
+            self.calls += 1
+            self.cost_usd += record.cost_usd
 
     def place(self, step: Step, history: History) -> Step:
         """The recorded ``step`` as the next step of ``history`` (restores shift the index)."""
@@ -72,7 +100,12 @@ class RestorePricing:
         return replace(step, index=len(history))
 
     def row(self) -> dict[str, float | int]:
-        return {"restores": self.calls, "restore_cost_usd": self.cost_usd}
+        return {
+            "restores": self.calls,
+            "restore_cost_usd": self.cost_usd,
+            "reruns": self.reruns,
+            "rerun_cost_usd": self.rerun_cost_usd,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,8 +94,9 @@ TokenizerOpt = Annotated[
 PricesOpt = Annotated[
     str,
     typer.Option(
-        help="Price table: default (CarryOn's; cache reads 0.1x input, writes 1.25x) or "
-        "openai (reads 0.25x, no write fee).",
+        help="Price table: default (Anthropic's 5-minute cache, OpenAI from GPT-5.6: cache "
+        "reads 0.1x input, writes 1.25x), anthropic-1h (reads 0.1x, writes 2x), gpt-5 (reads "
+        "0.1x, no write fee) or openai (GPT-4.1: reads 0.25x, no write fee).",
     ),
 ]
 FolderOpt = Annotated[

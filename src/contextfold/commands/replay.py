@@ -104,6 +104,15 @@ def replay(
             "each restore a model call of its own, as a live agent would (on by default).",
         ),
     ] = True,
+    rerun_pricing: Annotated[
+        bool,
+        typer.Option(
+            "--rerun-pricing/--no-rerun-pricing",
+            help="Get again what a recorded call needs and its view lost (neither shown nor "
+            "restorable): a model call that runs its tool again, its recorded output back "
+            "whole, as a live agent would (on by default).",
+        ),
+    ] = True,
 ) -> None:
     """Replay recorded trajectories through strategies and compare what each would send."""
     for path in paths:
@@ -131,6 +140,7 @@ def replay(
         tool_schemas,
         by_source,
         restore_pricing,
+        rerun_pricing,
     )
     choice = folder_choice(folder, base_url, fold_cache, no_fold_cache, threads)
     try:
@@ -155,6 +165,7 @@ class _ReplayOptions:
     tool_schemas: bool
     by_source: bool
     restore_pricing: bool = True
+    rerun_pricing: bool = True
 
 
 def _read(paths: list[Path], limit: int | None) -> list[Any]:
@@ -219,6 +230,7 @@ def _run_replay(
                 experience=experience[0],
                 tool_schemas=options.tool_schemas,
                 price_restores=options.restore_pricing,
+                price_reruns=options.rerun_pricing,
             )
         wall = time.perf_counter() - start
     except ContextFoldError as exc:

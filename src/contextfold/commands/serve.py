@@ -66,6 +66,14 @@ def serve(
     max_body: Annotated[int, typer.Option(min=1024, help="Largest request body, bytes.")] = (
         32 * 1024 * 1024
     ),
+    responses_memory: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Bytes of Responses API answers kept for previous_response_id (as JSON; "
+            "the oldest evicted first).",
+        ),
+    ] = 256 * 1024 * 1024,
     max_upstream_connections: Annotated[
         int,
         typer.Option(
@@ -135,6 +143,7 @@ def serve(
         counter=tokenizer or resolve_profile(None).tokenizer,
         folder=folder,
         max_body=max_body,
+        responses_memory=responses_memory,
         max_upstream_connections=max_upstream_connections,
         upstream_key=key,
         threads=threads,

@@ -18,6 +18,7 @@ from contextfold.core.view import View
 
 __all__ = [
     "BLOCK_SIZE",
+    "COST_KEYS",
     "FOLD_KEYS",
     "PRICE_TABLES",
     "PROFILES",
@@ -31,6 +32,11 @@ __all__ = [
 
 BLOCK_SIZE = 16
 """Prefix-cache block size in tokens (vLLM's default)."""
+
+COST_KEYS = ("cost_output_usd", "cost_read_usd", "cost_write_usd", "cost_input_usd")
+"""The agent's cost split by what it pays for: the completions, cache reads, cache writes and
+uncached input (they add up to ``cost_usd``). A context strategy moves the prompt's three
+parts; none moves the output."""
 
 FOLD_KEYS = (
     "fold_calls",
@@ -60,12 +66,27 @@ class PriceTable:
     output: float
 
 
+def _table(name: str, *, read: float, write: float) -> PriceTable:
+    """Uncached input $5/M and output $25/M (the nominal prices CarryOn used), cache reads and
+    writes at ``read`` and ``write`` times the input price."""
+    return PriceTable(name, input=5.0, cache_read=5.0 * read, cache_write=5.0 * write, output=25.0)
+
+
 PRICE_TABLES: dict[str, PriceTable] = {
-    # The nominal prices CarryOn used: cache reads at 0.1x, cache writes at 1.25x the input price.
-    "default": PriceTable("default", input=5.0, cache_read=0.5, cache_write=6.25, output=25.0),
-    # OpenAI-style automatic caching: cached input at a quarter of the price, no write premium.
-    "openai": PriceTable("openai", input=5.0, cache_read=1.25, cache_write=5.0, output=25.0),
+    t.name: t
+    for t in (
+        # Anthropic's 5-minute cache, and OpenAI from GPT-5.6 on (explicit breakpoints): writes
+        # at 1.25x the input price, reads at 0.1x.
+        _table("default", read=0.1, write=1.25),
+        # Anthropic's 1-hour cache: writes at 2x, reads at 0.1x.
+        _table("anthropic-1h", read=0.1, write=2.0),
+        # OpenAI's GPT-5 family before 5.6 (automatic caching): reads at 0.1x, no write premium.
+        _table("gpt-5", read=0.1, write=1.0),
+        # OpenAI's GPT-4.1 (automatic caching): reads at 0.25x, no write premium.
+        _table("openai", read=0.25, write=1.0),
+    )
 }
+"""The price tables, by what they model (per million tokens; only the multiples differ)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +254,30 @@ class Meter:
         )
         return usd / 1e6
 
+    def cost_parts(self, prompt: int, reused: int, completion: int) -> dict[str, float]:
+        """A call's cost split as :data:`COST_KEYS` (USD): reused tokens at the read price, the
+        prompt's other whole blocks at the write price, the rest of it at the input price, the
+        completion at the output price."""
+        written = max(prompt // self.block_size * self.block_size - reused, 0)
+        uncached = prompt - reused - written
+        p = self.prices
+        return {
+            "cost_output_usd": completion * p.output / 1e6,
+            "cost_read_usd": reused * p.cache_read / 1e6,
+            "cost_write_usd": written * p.cache_write / 1e6,
+            "cost_input_usd": uncached * p.input / 1e6,
+        }
+
+    def cost_split(self) -> dict[str, float]:
+        """The agent's calls' cost, summed by :data:`COST_KEYS`."""
+        out = dict.fromkeys(COST_KEYS, 0.0)
+        for c in self.calls:
+            for key, usd in self.cost_parts(
+                c.prompt_tokens, c.reused_tokens, c.completion_tokens
+            ).items():
+                out[key] += usd
+        return out
+
     @property
     def prompt_tokens(self) -> int:
         return sum(c.prompt_tokens for c in self.calls)
@@ -260,6 +305,7 @@ class Meter:
             "peak_context_tokens": self.peak_context_tokens,
             "completion_tokens": sum(c.completion_tokens for c in self.calls),
             "cost_usd": cost,
+            **self.cost_split(),
             "kv_bytes_peak": self.kv_bytes_peak,
             "prefix_cache_reuse": self.prefix_cache_reuse,
             "removed_tokens": sum(c.removed_tokens for c in self.calls),

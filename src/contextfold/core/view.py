@@ -197,7 +197,10 @@ def check_view(view: View, history: History, *, strategy: str, tools: Collection
       is a real answer; so is an empty assistant message (neither text nor tool calls: a
       model may answer with nothing), which is sent as an empty string;
     - every elision's restore path names a tool in ``tools`` (the strategy's own tools): an
-      elision counts as recoverable only if the agent is offered a tool that brings it back.
+      elision counts as recoverable only if the agent is offered a tool that brings it back;
+    - every step of the history is shown (a message's provenance names it) or covered by an
+      elision, and provenance names only steps of the history: a strategy cannot leave a step
+      out without saying so (and whether it can be restored).
     """
     _check(view, history, strategy, None, frozenset(tools))
 
@@ -210,6 +213,8 @@ class _Checked:
     messages: tuple[Message, ...]
     user: tuple[int, int] | None
     """(step index, view position) of the latest user message found."""
+    shown: set[int] = field(default_factory=set)
+    """The steps the view's messages render (their provenance)."""
 
 
 _CHECKED: weakref.WeakKeyDictionary[object, _Checked] = weakref.WeakKeyDictionary()
@@ -240,7 +245,50 @@ def _check(
         raise fail(f"tool calls {sorted(pending)} are not answered")
     user = _check_latest_user(view, history, fail, previous if start else None, start)
     _check_restore_paths(view.elisions, tools, fail)
-    return _Checked(weakref.ref(history), msgs, user)
+    shown = _check_coverage(view, len(history), previous if start else None, start, fail)
+    return _Checked(weakref.ref(history), msgs, user, shown)
+
+
+def _check_coverage(
+    view: View, steps: int, prev: _Checked | None, start: int, fail: _Fail
+) -> set[int]:
+    """The steps the view shows; fails unless they and the elisions' steps cover every step
+    of the history. When the view only appends to the previous checked view (its first
+    ``start`` messages are that view's, already checked) and shows every step, only the new
+    messages' provenance is walked, and the previous view's set grows in place (a check owns
+    the set of the one before)."""
+    provs = view.provenance
+    if prev is not None and start == len(prev.messages):
+        fresh = {s for prov in provs[start:] for s in prov.steps} - prev.shown
+        if len(prev.shown) + len(fresh) == steps and all(0 <= s < steps for s in fresh):
+            prev.shown.update(fresh)
+            return prev.shown
+    shown = {s for prov in provs for s in prov.steps}
+    stray = sorted(s for s in shown if not 0 <= s < steps)
+    if stray:
+        raise fail(f"provenance names steps {stray[:5]}, which the history does not have")
+    if len(shown) == steps:
+        return shown
+    elided = {s for e in view.elisions for s in e.steps}
+    missing = [s for s in range(steps) if s not in shown and s not in elided]
+    if missing:
+        raise fail(
+            f"steps {_ranges(missing)} are neither shown nor covered by an elision; a step "
+            "left out of a view needs an Elision (restore=None if it cannot come back)"
+        )
+    return shown
+
+
+def _ranges(steps: Sequence[int]) -> str:
+    """Sorted step indices as ``3, 5-9`` (at most five runs, then ``...``)."""
+    runs: list[list[int]] = []
+    for s in steps:
+        if runs and s == runs[-1][1] + 1:
+            runs[-1][1] = s
+        else:
+            runs.append([s, s])
+    text = [f"{a}" if a == b else f"{a}-{b}" for a, b in runs[:5]]
+    return ", ".join(text) + (", ..." if len(runs) > 5 else "")
 
 
 def _check_restore_paths(elisions: Sequence[Elision], tools: frozenset[str], fail: _Fail) -> None:

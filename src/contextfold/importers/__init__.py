@@ -1,8 +1,9 @@
 """Importers for recorded agent trajectories in their native formats.
 
-tau2-bench results, tau-bench (v1) trajectory lists, mini-swe-agent ``*.traj.json`` and plain
-JSONL, told apart by content (:mod:`.detect`). A batch never stops on a bad file: whatever goes
-wrong becomes an error naming the file, counted, and the rest is read.
+tau2-bench results, tau-bench (v1) trajectory lists, mini-swe-agent ``*.traj.json``,
+SWE-agent ``*.traj`` and plain JSONL, told apart by content (:mod:`.detect`). A batch never
+stops on a bad file: whatever goes wrong becomes an error naming the file, counted, and the
+rest is read.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfold.core.errors import ImportFormatError
-from contextfold.importers import jsonl, miniswe, tau2, taubench
+from contextfold.importers import jsonl, miniswe, sweagent, tau2, taubench
 from contextfold.importers.base import Trajectory
 from contextfold.importers.detect import Format, detect, discover, looks_like_trajectory
 
@@ -25,11 +26,12 @@ _READERS: dict[Format, Callable[[Path, Any], Iterator[Item]]] = {
     "tau2": tau2.read,
     "tau-bench": taubench.read,
     "mini-swe-agent": miniswe.read,
+    "swe-agent": sweagent.read,
 }
 
 _NO_FORMAT = (
     "matches no trajectory format (tau2 results, tau-bench trajectories, mini-swe-agent "
-    ".traj.json, JSONL of chat messages)"
+    ".traj.json, SWE-agent .traj, JSONL of chat messages)"
 )
 
 
@@ -91,7 +93,7 @@ def _read(path: Path, *, explicit: bool) -> Iterator[Item]:
     fmt = detect(data)
     if fmt is not None:
         yield from _READERS[fmt](path, data)
-    elif explicit or path.name.endswith(".traj.json"):
+    elif explicit or path.name.endswith((".traj.json", ".traj")):
         yield ImportFormatError(str(path), "file", _NO_FORMAT)
 
 

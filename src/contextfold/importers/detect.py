@@ -9,12 +9,12 @@ from typing import Any, Literal, TypeAlias
 
 __all__ = ["Format", "detect", "discover", "looks_like_trajectory"]
 
-Format: TypeAlias = Literal["tau2", "tau-bench", "mini-swe-agent"]
+Format: TypeAlias = Literal["tau2", "tau-bench", "mini-swe-agent", "swe-agent"]
 """The formats that are one JSON document (JSONL is told apart before parsing)."""
 
-SUFFIXES = (".json", ".jsonl")
+SUFFIXES = (".json", ".jsonl", ".traj")
 
-_MARKERS = ('"simulations"', '"traj"', '"trajectory_format"', '"messages"')
+_MARKERS = ('"simulations"', '"traj"', '"trajectory_format"', '"messages"', '"history"')
 
 
 def discover(paths: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
@@ -23,7 +23,8 @@ def discover(paths: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
     Paths are taken in the order given; each folder's files in sorted order. A file reached
     twice is read once. A path that does not exist is passed on (reading it reports it).
 
-    Folders are searched recursively for ``*.json`` and ``*.jsonl`` files, in sorted order.
+    Folders are searched recursively for ``*.json``, ``*.jsonl`` and ``*.traj`` (SWE-agent)
+    files, in sorted order.
     """
     seen: set[str] = set()
     for raw in paths:
@@ -48,12 +49,15 @@ def detect(data: Any) -> Format | None:
 
     - ``tau2``: an object with ``simulations`` and ``tasks``;
     - ``tau-bench``: a list of objects with ``traj``;
+    - ``swe-agent``: an object with ``history`` and ``trajectory`` (SWE-agent's ``.traj``);
     - ``mini-swe-agent``: an object with ``messages`` and ``trajectory_format`` or ``instance_id``;
     - ``jsonl``: any ``*.jsonl`` file, or a file that holds one JSON value per line.
     """
     if isinstance(data, Mapping):
         if "simulations" in data and "tasks" in data:
             return "tau2"
+        if "history" in data and "trajectory" in data:
+            return "swe-agent"
         if "messages" in data and ("trajectory_format" in data or "instance_id" in data):
             return "mini-swe-agent"
         return None

@@ -48,7 +48,8 @@ def anthropic_endpoints(proxy: Proxy) -> list[Endpoint]:
         upstream = proxy.upstream
         if isinstance(upstream, HttpUpstream) and upstream.wire.api == "anthropic":
             body = {k: v for k, v in parsed.body.items() if k not in ("stream", "max_tokens")}
-            counted = await upstream.post("/messages/count_tokens", body, parsed.headers)
+            path = "/messages/count_tokens"
+            counted = await upstream.post(path, body, parsed.headers, parsed.query)
             return JSONResponse(counted)
         return JSONResponse({"input_tokens": _count(proxy, parsed)})
 
@@ -92,7 +93,7 @@ def parse_messages_request(
     family = family_of(headers)
     conversation = conversation_of(labeled, family, system=system, shown=shown)
     marks.locate(conversation.steps)
-    choice = body.get("tool_choice")
+    choice = _tool_choice(body.get("tool_choice"))
     return ClientRequest(
         api="anthropic",
         body=body,
@@ -115,6 +116,27 @@ def _check_max_tokens(value: Any) -> None:
             f"max_tokens: a whole number of at least 1 is required, got {value!r}",
             param="max_tokens",
         )
+
+
+_CHOICES = ("auto", "any", "tool", "none")
+
+
+def _tool_choice(choice: Any) -> Any:
+    """``tool_choice`` checked: absent, or ``{"type": auto | any | tool | none}`` (a tool
+    choice with the tool's ``name``)."""
+    if choice is None:
+        return None
+    kind = choice.get("type") if isinstance(choice, dict) else None
+    if kind not in _CHOICES:
+        raise ApiError(
+            400,
+            "tool_choice: must be an object whose type is auto, any, tool or none, "
+            f"got {choice!r:.100}",
+            param="tool_choice",
+        )
+    if kind == "tool" and not (isinstance(choice.get("name"), str) and choice["name"]):
+        raise ApiError(400, "tool_choice: a tool choice needs the tool's name", param="tool_choice")
+    return choice
 
 
 def _tools(raw: Any, marks: Marks) -> list[dict[str, Any]]:

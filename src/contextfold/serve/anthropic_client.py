@@ -19,15 +19,10 @@ from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply
 from contextfold.serve.layout import layout_of
 from contextfold.serve.routes import anthropic_error
+from contextfold.serve.stops import to_anthropic
 from contextfold.serve.streaming import sse
 
-__all__ = ["AnthropicStream", "AnthropicWriter", "anthropic_stop", "anthropic_usage"]
-
-_STOPS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
-
-
-def anthropic_stop(stop: str) -> str:
-    return _STOPS.get(stop, stop)
+__all__ = ["AnthropicStream", "AnthropicWriter", "anthropic_usage"]
 
 
 def anthropic_usage(usage: dict[str, int]) -> dict[str, int]:
@@ -57,7 +52,7 @@ class AnthropicWriter:
             "role": "assistant",
             "model": raw.get("model") or self.request.body["model"],
             "content": assistant_blocks(final, layout_of(final, API) or {}),
-            "stop_reason": anthropic_stop(stop),
+            "stop_reason": to_anthropic(stop),
             "stop_sequence": raw.get("stop_sequence"),
             "usage": anthropic_usage(usage),
         }
@@ -110,13 +105,13 @@ class AnthropicStream:
         events = self._close_text()
         for call in final.tool_calls:
             events += self._call(call)
-        delta = {"stop_reason": anthropic_stop(stop), "stop_sequence": None}
+        delta = {"stop_reason": to_anthropic(stop), "stop_sequence": None}
         events.append(_event("message_delta", delta=delta, usage=anthropic_usage(usage)))
         events.append(_event("message_stop"))
         return events
 
     def error(self, exc: ApiError) -> bytes:
-        return sse(anthropic_error(exc), "error")
+        return sse(anthropic_error(exc)[1], "error")
 
     def _call(self, call: ToolCall) -> list[bytes]:
         block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}

@@ -23,7 +23,7 @@ from contextfold.core.messages import (
 from contextfold.core.parts import Part
 from contextfold.serve.anthropic_cache import Marks
 from contextfold.serve.errors import ApiError
-from contextfold.serve.layout import layout_part
+from contextfold.serve.layout import layout_part, raw, template_of
 from contextfold.serve.media import media_tokens
 
 __all__ = ["API", "Marks", "read_assistant", "read_messages", "read_system"]
@@ -49,7 +49,7 @@ def read_system(raw: Any, marks: Marks) -> SystemMessage | None:
         if "cache_control" in block:
             marks.system.append((i, _marker(block["cache_control"], f"{where}.cache_control")))
         texts.append(text)
-        template.append({**_plain(block), "text": len(text)})
+        template.append(template_of(block, "cache_control", text=len(text)))
     content = "".join(texts)
     if template == [{"type": "text", "text": len(content)}]:
         return SystemMessage(content)
@@ -130,7 +130,8 @@ def _assistant(blocks: list[Any], where: str) -> list[_Run]:
         if kind == "text":
             _text(run, block, at)
         elif kind == "tool_use":
-            run.template.append({**_extra(block, "id", "name", "input"), "$call": len(run.calls)})
+            taken = ("id", "name", "input", "cache_control")
+            run.template.append(template_of(block, *taken, call=len(run.calls)))
             run.calls.append(_call(block, at))
         else:
             _raw(run, block)
@@ -149,6 +150,7 @@ def _user(blocks: list[Any], where: str) -> list[_Run]:
         elif kind == "text":
             if not runs or runs[-1].kind != "user":
                 runs.append(_Run("user", at, not runs))
+            _said(block.get("text"), f"{at}.text")
             _text(runs[-1], block, at)
         elif runs:
             _raw(runs[-1], block)
@@ -165,10 +167,18 @@ def _user(blocks: list[Any], where: str) -> list[_Run]:
     return runs
 
 
+def _said(text: Any, where: str) -> None:
+    """A user's text block must say something, as Anthropic requires (its messages)."""
+    if text == "":
+        raise _bad(where, "text content blocks must be non-empty")
+    if isinstance(text, str) and not text.strip():
+        raise _bad(where, "text content blocks must contain non-whitespace text")
+
+
 def _put_first(run: _Run, waiting: list[tuple[dict[str, Any], str]]) -> None:
     """Kept blocks that came before the run's first block, put before it."""
     moved = len(waiting)
-    run.template[:0] = [{"$raw": _plain(b)} for b, _ in waiting]
+    run.template[:0] = [raw(_plain(b)) for b, _ in waiting]
     run.marks = [(i + moved, m) for i, m in run.marks]
     for i, (block, at) in enumerate(waiting):
         _shown(run, block)
@@ -183,24 +193,24 @@ def _result(block: dict[str, Any], at: str, *, head: bool) -> _Run:
         raise _bad(f"{at}.tool_use_id", "a tool_result needs the id of the tool_use it answers")
     run.call_id = call_id
     content = block.get("content", "")
-    template = _extra(block, "tool_use_id", "content")
+    place: int | list[Any]
     if isinstance(content, str):
         run.texts.append(content)
-        template["content"] = len(content)
+        place = len(content)
     elif isinstance(content, list):
         inner = []
         for k, item in enumerate(_blocks(content, f"{at}.content")):
             if item["type"] == "text":
                 text = _string(item.get("text"), f"{at}.content.{k}.text")
                 run.texts.append(text)
-                inner.append({**_plain(item), "text": len(text)})
+                inner.append(template_of(item, "cache_control", text=len(text)))
             else:
-                inner.append({"$raw": _plain(item)})
+                inner.append(raw(_plain(item)))
                 _shown(run, item)
-        template["content"] = inner
+        place = inner
     else:
         raise _bad(f"{at}.content", "must be a string or an array of text and image blocks")
-    run.template.append(template)
+    run.template.append(template_of(block, "tool_use_id", "cache_control", content=place))
     return run
 
 
@@ -214,11 +224,11 @@ def _blocks(blocks: list[Any], where: str) -> list[dict[str, Any]]:
 def _text(run: _Run, block: dict[str, Any], at: str) -> None:
     text = _string(block.get("text"), f"{at}.text")
     run.texts.append(text)
-    run.template.append({**_plain(block), "text": len(text)})  # its citations kept
+    run.template.append(template_of(block, "cache_control", text=len(text)))  # citations kept
 
 
 def _raw(run: _Run, block: dict[str, Any]) -> None:
-    run.template.append({"$raw": _plain(block)})
+    run.template.append(raw(_plain(block)))
     _shown(run, block)
 
 
@@ -292,10 +302,6 @@ def _canonical(run: _Run, text: str) -> list[Any]:
 
 def _plain(block: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if k != "cache_control"}
-
-
-def _extra(block: dict[str, Any], *taken: str) -> dict[str, Any]:
-    return {k: v for k, v in block.items() if k not in taken and k != "cache_control"}
 
 
 def _string(value: Any, where: str) -> str:

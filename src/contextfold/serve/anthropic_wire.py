@@ -5,21 +5,22 @@ options, tools and headers as it sent them and the cache breakpoints placed
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from contextfold.serve.anthropic_cache import place_breakpoints
 from contextfold.serve.anthropic_read import read_assistant
+from contextfold.serve.anthropic_shapes import check_event, check_message
 from contextfold.serve.anthropic_write import write_view
+from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Api, Call, Delta, Reply
+from contextfold.serve.stops import from_anthropic
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicReader", "AnthropicWire", "read_usage"]
 
 ANTHROPIC_VERSION = "2023-06-01"
 """The ``anthropic-version`` sent when the client sends none."""
-_STOP = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
 _OWN = ("messages", "system", "stream", "tools")
 
 
@@ -66,10 +67,10 @@ class AnthropicWire:
         return body
 
     def reply(self, data: dict[str, Any], call: Call, where: str) -> Reply:
+        check_message(data, where)
         message = _assistant(data.get("content"), where)
-        stop = data.get("stop_reason")
-        neutral = _STOP.get(stop, stop) if isinstance(stop, str) else None
-        return Reply(message, read_usage(data.get("usage")), neutral, data)
+        stop = from_anthropic(data.get("stop_reason"))
+        return Reply(message, read_usage(data.get("usage")), stop, data)
 
     def reader(self, call: Call, where: str) -> AnthropicReader:
         return AnthropicReader(where)
@@ -97,7 +98,8 @@ def _assistant(content: Any, where: str) -> Any:
 
 @dataclass(slots=True)
 class AnthropicReader:
-    """One streamed Messages reply, put back together from its events."""
+    """One streamed Messages reply, put back together from its events (each checked first:
+    :mod:`.anthropic_shapes`)."""
 
     where: str
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -109,6 +111,7 @@ class AnthropicReader:
 
     def add(self, event: str, data: dict[str, Any]) -> list[Delta]:
         kind = data.get("type", event)
+        check_event(str(kind), data, self.where)
         if kind == "message_start":
             self.message = dict(data.get("message") or {})
             self.usage.update(self.message.get("usage") or {})
@@ -153,8 +156,8 @@ class AnthropicReader:
         if index in self.partial:
             raw = "".join(self.partial.pop(index)) or "{}"
             try:
-                block["input"] = json.loads(raw)
-            except ValueError as exc:
+                block["input"] = strict_json(raw)
+            except NotPortable as exc:
                 raise UpstreamError(
                     502,
                     f"upstream {self.where} streamed a tool input that is not JSON: {raw[:200]!r}",
@@ -171,4 +174,4 @@ class AnthropicReader:
         content = [self.blocks[i] for i in sorted(self.blocks)]
         message = _assistant(content, self.where)
         raw = {**self.message, "content": content, "stop_reason": self.stop, "usage": self.usage}
-        return Reply(message, read_usage(self.usage), _STOP.get(self.stop or "", self.stop), raw)
+        return Reply(message, read_usage(self.usage), from_anthropic(self.stop), raw)

@@ -10,7 +10,6 @@ the cache breakpoints (:mod:`.anthropic_cache`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,7 @@ from contextfold.core.messages import (
     ToolCall,
     ToolMessage,
 )
+from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.layout import fill, layout_of, placed_calls
 
 __all__ = ["API", "Written", "assistant_blocks", "tool_input", "write_view"]
@@ -123,11 +123,11 @@ def _tool_use(call: ToolCall, extra: dict[str, Any]) -> dict[str, Any]:
 
 
 def tool_input(arguments: str) -> dict[str, Any]:
-    """A call's arguments as the object ``input`` must be (text that is not a JSON object, as
-    a model may write, is kept under ``arguments``)."""
+    """A call's arguments as the object ``input`` must be (text that is not a JSON object the
+    proxy can pass on, as a model may write, is kept under ``arguments``)."""
     try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
+        value = strict_json(arguments or "{}")
+    except NotPortable:
         return {"arguments": arguments}
     return value if isinstance(value, dict) else {"arguments": arguments}
 

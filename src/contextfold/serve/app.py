@@ -66,13 +66,14 @@ def create_app(proxy: Proxy) -> Starlette:
         await proxy.stop()
 
     apis = served_apis(proxy.upstream.wire.api)
+    kept = ResponseStore(proxy.config.responses_memory)
     endpoints = {
         "chat": lambda: chat_endpoints(proxy),
         "anthropic": lambda: anthropic_endpoints(proxy),
-        "responses": lambda: responses_endpoints(proxy, ResponseStore()),
+        "responses": lambda: responses_endpoints(proxy, kept),
     }
     served = [e for api in apis for e in endpoints[api]()]
-    routes = Routes([*served, *_models(proxy, apis), *_operations(proxy)])
+    routes = Routes([*served, *_models(proxy, apis), *_operations(proxy, kept)])
     handlers = {404: routes.not_found, 405: routes.not_found}
     return Starlette(
         routes=routes.starlette_routes(lambda e: _guarded(proxy, routes, e)),
@@ -95,8 +96,10 @@ def _models(proxy: Proxy, apis: list[str]) -> list[Endpoint]:
     return [Endpoint("GET", path, models) for path in ("/v1/models", "/models")]
 
 
-def _operations(proxy: Proxy) -> list[Endpoint]:
+def _operations(proxy: Proxy, kept: ResponseStore) -> list[Endpoint]:
     async def metrics(request: Request) -> Response:
+        proxy.metrics.set("responses_kept", len(kept))
+        proxy.metrics.set("responses_kept_bytes", kept.bytes)
         return PlainTextResponse(proxy.render_metrics(), media_type="text/plain; version=0.0.4")
 
     async def health(request: Request) -> Response:
@@ -137,6 +140,7 @@ def _guarded(proxy: Proxy, routes: Routes, endpoint: Endpoint) -> Handler:
 
 def _error(proxy: Proxy, routes: Routes, endpoint: Endpoint, exc: ApiError) -> Response:
     proxy.failed(exc)
+    answer = routes.error(endpoint.path, exc)
     if endpoint.counted:
-        proxy.metrics.add("requests_total", status=str(exc.status))
-    return routes.error(endpoint.path, exc)
+        proxy.metrics.add("requests_total", status=str(answer.status_code))
+    return answer

@@ -14,6 +14,8 @@ from typing import Any
 from contextfold.core.messages import AssistantMessage, ToolCall, to_openai
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply
+from contextfold.serve.routes import openai_error
+from contextfold.serve.stops import to_chat
 from contextfold.serve.streaming import sse
 
 __all__ = ["ChatStream", "ChatWriter", "chat_usage"]
@@ -50,7 +52,7 @@ class ChatWriter:
         raw = last.raw if last.raw is not None and "choices" in last.raw else None
         reply = dict(raw) if raw is not None else _head(self.request, "chat.completion")
         given = raw["choices"][0].get("message") or {} if raw is not None else {}
-        choice = {"index": 0, "message": _message(final, given), "finish_reason": stop}
+        choice = {"index": 0, "message": _message(final, given), "finish_reason": to_chat(stop)}
         reply["choices"] = [choice]
         reply["usage"] = chat_usage(usage)
         return reply
@@ -92,13 +94,13 @@ class ChatStream:
 
     def end(self, final: AssistantMessage, stop: str, usage: dict[str, int]) -> list[bytes]:
         events = [self._calls(final.tool_calls)] if final.tool_calls else []
-        events.append(self._chunk({}, stop))
+        events.append(self._chunk({}, to_chat(stop)))
         if self.request.include_usage:
             events.append(sse({**self._head, "choices": [], "usage": chat_usage(usage)}))
         return [*events, sse("[DONE]")]
 
     def error(self, exc: ApiError) -> bytes:
-        return sse(exc.body())
+        return sse(openai_error(exc)[1])
 
     def _calls(self, calls: tuple[ToolCall, ...]) -> bytes:
         written = to_openai(AssistantMessage(None, tool_calls=calls), parts=False)["tool_calls"]

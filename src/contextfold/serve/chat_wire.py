@@ -17,6 +17,7 @@ from contextfold.core.messages import AssistantMessage, from_openai
 from contextfold.serve.errors import UpstreamError
 from contextfold.serve.exchange import Api, Call, Delta, Reply
 from contextfold.serve.replies import check_chunk, check_message, reply_message, usage_numbers
+from contextfold.serve.stops import from_chat as from_chat_stop
 from contextfold.serve.translate import chat_base, chat_messages, chat_tools, from_chat
 
 __all__ = ["ChatReader", "ChatWire", "bearer"]
@@ -42,7 +43,7 @@ class ChatWire:
     def reply(self, data: dict[str, Any], call: Call, where: str) -> Reply:
         message = from_chat(_message(reply_message(data, where), where), call.request)
         usage = usage_numbers(data.get("usage"), where)
-        return Reply(message, usage, data["choices"][0].get("finish_reason"), data)
+        return Reply(message, usage, from_chat_stop(data["choices"][0].get("finish_reason")), data)
 
     def reader(self, call: Call, where: str) -> ChatReader:
         return ChatReader(where, call)
@@ -139,4 +140,5 @@ class ChatReader:
             ]
         message = _message(check_message(out, self.where, "streamed message"), self.where)
         message = from_chat(message, self.call.request)
-        return Reply(message, usage_numbers(self.usage, self.where), self.finish_reason)
+        usage = usage_numbers(self.usage, self.where)
+        return Reply(message, usage, from_chat_stop(self.finish_reason))

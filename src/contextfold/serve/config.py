@@ -7,10 +7,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-__all__ = ["DEFAULT_IDLE_END", "DEFAULT_MAX_BODY", "ServeConfig", "is_loopback", "redact_url"]
+__all__ = [
+    "DEFAULT_IDLE_END",
+    "DEFAULT_MAX_BODY",
+    "DEFAULT_RESPONSES_MEMORY",
+    "ServeConfig",
+    "is_loopback",
+    "redact_url",
+]
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 """Largest request body accepted, in bytes (larger ones get a 413)."""
+
+DEFAULT_RESPONSES_MEMORY = 256 * 1024 * 1024
+"""Bytes of Responses answers kept for ``previous_response_id``, at most (their JSON)."""
 
 DEFAULT_IDLE_END = 300.0
 """Seconds without a request after which ``serve --learn`` counts a session as ended."""
@@ -38,6 +48,8 @@ class ServeConfig:
     folder: str | None = None
     """Folder model of strategies that fold with one and name none."""
     max_body: int = DEFAULT_MAX_BODY
+    responses_memory: int = DEFAULT_RESPONSES_MEMORY
+    """Bytes of Responses answers kept for ``previous_response_id`` (the oldest evicted)."""
     max_rounds: int = 4
     """Upstream calls per request at most (strategy tools answered in between)."""
     upstream_key: str | None = None
@@ -83,6 +95,8 @@ class ServeConfig:
             raise ValueError(
                 f"--max-upstream-connections must be at least 1: {self.max_upstream_connections}"
             )
+        if self.responses_memory < 1:
+            raise ValueError(f"--responses-memory must be at least 1 byte: {self.responses_memory}")
         if self.max_rounds < 1:
             raise ValueError(f"max_rounds must be at least 1, got {self.max_rounds}")
 

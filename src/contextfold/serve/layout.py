@@ -2,7 +2,9 @@
 
 Strategies see a message's text and calls only; what its kind cannot say (how the text was
 split into blocks, a thinking block, an image, an item's id) travels beside it as a template
-(:func:`layout_part`), which :func:`fill` fills with the text the strategy left.
+(:func:`layout_part`), which :func:`fill` fills with the text the strategy left. The
+template's notation is never the client's (:func:`template_of`), so whatever keys a client's
+JSON holds reach the upstream as it sent them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ __all__ = [
     "layout_of",
     "layout_part",
     "placed_calls",
+    "raw",
+    "template_of",
     "text_pieces",
     "with_pieces",
 ]
@@ -30,6 +34,49 @@ TEXT_KEYS = ("text", "content", "output")
 
 BuildCall = Callable[[ToolCall, dict[str, Any]], dict[str, Any]]
 """The API's block for one call, given the template's other keys of it."""
+
+
+def raw(value: Any) -> dict[str, Any]:
+    """A client's block (or any value) kept whole in a template."""
+    return {"$raw": value}
+
+
+def template_of(
+    client: dict[str, Any], *taken: str, call: int | None = None, **texts: Any
+) -> dict[str, Any]:
+    """A client's object in a template, its keys in their order: those ``taken`` (the ones the
+    message holds apart: a call's id) left out, each text key in ``texts`` holding its place
+    (a length, or the template of a list), the others escaped and inert; with ``call``, the
+    place of the message's call of that index."""
+    out: dict[str, Any] = {}
+    for key, value in client.items():
+        if key in texts:
+            out[key] = texts[key]
+        elif key not in taken:
+            out[_escape(key)] = _inert(key, value)
+    for key, value in texts.items():
+        out.setdefault(key, value)
+    if call is not None:
+        out["$call"] = call
+    return out
+
+
+def _escape(key: str) -> str:
+    return f"${key}" if key.startswith("$") else key
+
+
+def _unescape(key: str) -> str:
+    return key[1:] if key.startswith("$$") else key
+
+
+def _inert(key: str, value: Any) -> Any:
+    """``value`` as a template holds it: as it is when the template walk cannot read it (a
+    string, a number that is no text place, an empty array), else kept under ``$raw``."""
+    if isinstance(value, dict | list) and value:
+        return raw(value)
+    if key in TEXT_KEYS and isinstance(value, int) and not isinstance(value, bool):
+        return raw(value)
+    return value
 
 
 def _digest(text: str) -> str:
@@ -121,14 +168,18 @@ def _put(node: Any, pieces: Any, calls: Sequence[ToolCall], build: BuildCall) ->
         return node["$raw"]
     if "$call" in node:
         k = node["$call"]
-        extra = {key: v for key, v in node.items() if key != "$call"}
+        extra = {
+            _unescape(key): _put(v, pieces, calls, build)
+            for key, v in node.items()
+            if key != "$call"
+        }
         return build(calls[k], extra) if isinstance(k, int) and k < len(calls) else None
     out = {}
     for key, value in node.items():
         if key in TEXT_KEYS and isinstance(value, int) and not isinstance(value, bool):
             out[key] = next(pieces)
         else:
-            out[key] = _put(value, pieces, calls, build)
+            out[_unescape(key)] = _put(value, pieces, calls, build)
     return out
 
 

@@ -34,6 +34,9 @@ GAUGES: dict[str, str] = {
     "upstream_connections_limit": "Connections to the upstream open at once at most "
     "(--max-upstream-connections), shared by every session.",
     "upstream_connections_in_use": "Connections to the upstream in use now.",
+    "responses_kept": "Responses API answers kept for previous_response_id.",
+    "responses_kept_bytes": "Bytes (as JSON) of the Responses API answers kept, at most "
+    "--responses-memory.",
 }
 """Every gauge (a value that goes up and down) and its help text."""
 

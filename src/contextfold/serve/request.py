@@ -9,6 +9,7 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
+from starlette.datastructures import Headers
 from starlette.requests import Request
 
 from contextfold.serve.body import decode_body
@@ -176,18 +177,26 @@ _PASSED = {
     "anthropic": ("anthropic-version", "anthropic-beta"),
     "openai": ("openai-beta", "openai-organization", "openai-project"),
 }
+_LISTS = ("anthropic-beta", "openai-beta")
+"""Headers whose value is a comma-separated list: sent more than once, all their values go."""
 
 
 def upstream_headers(
     headers: Mapping[str, str], token: str | None, client: str, upstream: str
 ) -> dict[str, str]:
     """What goes upstream with a client's call: its own credentials (never the proxy token)
-    and its API's headers, when the upstream speaks the client's API family (Anthropic's, or
-    OpenAI's); a client's key for one provider never goes to another's server. Never kept."""
+    and its API's headers (a beta header sent more than once: all its values, joined), when
+    the upstream speaks the client's API family (Anthropic's, or OpenAI's); a client's key
+    for one provider never goes to another's server; a value that is not printable ASCII is
+    a 400 naming the header. Never kept."""
     family = "anthropic" if client == "anthropic" else "openai"
     if family != ("anthropic" if upstream == "anthropic" else "openai"):
         return {}
-    out = {name: headers[name] for name in _PASSED[family] if name in headers}
+    out = {name: _value(headers, name) for name in _PASSED[family] if name in headers}
+    for name in ("authorization", "x-api-key"):
+        _check_header(name, headers.get(name, ""))
+    for name, value in out.items():
+        _check_header(name, value)
     auth = upstream_auth(headers, token)
     if auth:
         out["Authorization"] = auth
@@ -195,6 +204,25 @@ def upstream_headers(
     if family == "anthropic" and key and not _is_token(key, token):
         out["x-api-key"] = key
     return out
+
+
+def _value(headers: Mapping[str, str], name: str) -> str:
+    """A header's value; every value of a list header sent more than once, joined (as HTTP
+    allows), so each beta a client names goes upstream."""
+    if name in _LISTS and isinstance(headers, Headers):
+        return ",".join(v.strip() for v in headers.getlist(name) if v.strip())
+    return headers[name]
+
+
+def _check_header(name: str, value: str) -> None:
+    """A 400 unless a header passed upstream is printable ASCII (as HTTP's field values are;
+    a byte past it cannot be sent on as it came)."""
+    if value and not (value.isascii() and value.isprintable()):
+        raise ApiError(
+            400,
+            f"the {name} header holds a character that is not printable ASCII: {value!r:.80}",
+            param=name,
+        )
 
 
 def _is_token(value: str, token: str | None) -> bool:

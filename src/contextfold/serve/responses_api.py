@@ -22,7 +22,7 @@ from contextfold.serve.request import family_of, json_object, read_body, upstrea
 from contextfold.serve.responses_client import ResponsesWriter
 from contextfold.serve.responses_read import read_input
 from contextfold.serve.responses_store import ResponseStore, Stored
-from contextfold.serve.routes import Endpoint
+from contextfold.serve.routes import Endpoint, responses_error
 
 __all__ = ["parse_responses_request", "responses_endpoints"]
 
@@ -73,10 +73,10 @@ def responses_endpoints(proxy: Proxy, store: ResponseStore) -> list[Endpoint]:
         )
 
     return [
-        Endpoint("POST", "/v1/responses", create, counted=True),
-        Endpoint("POST", "/v1/responses/compact", compact),
-        Endpoint("GET", "/v1/responses/{response_id}", get),
-        Endpoint("DELETE", "/v1/responses/{response_id}", delete),
+        Endpoint("POST", "/v1/responses", create, errors=responses_error, counted=True),
+        Endpoint("POST", "/v1/responses/compact", compact, errors=responses_error),
+        Endpoint("GET", "/v1/responses/{response_id}", get, errors=responses_error),
+        Endpoint("DELETE", "/v1/responses/{response_id}", delete, errors=responses_error),
     ]
 
 
@@ -130,6 +130,7 @@ def parse_responses_request(
     else:
         labeled = read_input(body.get("input") or [], "input", system_first=first)
     tools = _tools(body.get("tools"))
+    _check_options(body)
     family = family_of(headers)
     system = SystemMessage(instructions) if instructions else None
     conversation = conversation_of(labeled, family, system=system, shown=shown, field="input")
@@ -145,6 +146,36 @@ def parse_responses_request(
         headers=upstream_headers(headers, token, "responses", upstream),
         call_kinds={_name(t): _KINDS[t["type"]] for t in tools if t.get("type") in _KINDS},
     )
+
+
+_CHOICES = ("auto", "none", "required")
+
+
+def _check_options(body: dict[str, Any]) -> None:
+    """``tool_choice`` (auto, none, required, or an object with a type) and ``text`` (an
+    object, its ``format`` an object with a type), or a 400 naming the field."""
+    choice = body.get("tool_choice")
+    if not (
+        choice is None
+        or choice in _CHOICES
+        or (isinstance(choice, dict) and isinstance(choice.get("type"), str))
+    ):
+        raise ApiError(
+            400,
+            f"'tool_choice' must be auto, none, required or a tool choice object with a type, "
+            f"got {choice!r:.100}",
+            param="tool_choice",
+        )
+    text = body.get("text")
+    if text is not None and not isinstance(text, dict):
+        raise ApiError(400, f"'text' must be an object, got {text!r:.100}", param="text")
+    fmt = (text or {}).get("format")
+    if fmt is not None and not (isinstance(fmt, dict) and isinstance(fmt.get("type"), str)):
+        raise ApiError(
+            400,
+            f"'text.format' must be an object with a type, got {fmt!r:.100}",
+            param="text.format",
+        )
 
 
 def _tools(raw: Any) -> list[dict[str, Any]]:

@@ -16,6 +16,8 @@ from contextfold.core.messages import AssistantMessage, ToolCall
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply
 from contextfold.serve.responses_write import assistant_items, call_item
+from contextfold.serve.routes import responses_error
+from contextfold.serve.stops import to_responses
 from contextfold.serve.streaming import sse
 
 __all__ = ["ResponsesStream", "ResponsesWriter"]
@@ -85,15 +87,16 @@ class ResponsesWriter:
     ) -> dict[str, Any]:
         """The response object (``stop`` None: still in progress)."""
         body = self.request.body
+        status, incomplete = to_responses(stop)
         out: dict[str, Any] = {
             "id": self.id,
             "object": "response",
             "created_at": self.created,
-            "status": "in_progress" if stop is None else _status(stop),
+            "status": status,
             "model": body["model"],
             "output": output,
             "error": None,
-            "incomplete_details": {"reason": "max_output_tokens"} if stop == "length" else None,
+            "incomplete_details": incomplete,
             "store": body.get("store", True) is not False,
             "usage": responses_usage(usage) if usage is not None else None,
         }
@@ -105,10 +108,6 @@ class ResponsesWriter:
         return ResponsesStream(self)
 
 
-def _status(stop: str) -> str:
-    return "incomplete" if stop == "length" else "completed"
-
-
 class ResponsesStream:
     """The events of one streamed response (one response across every round).
 
@@ -118,7 +117,8 @@ class ResponsesStream:
     (reasoning) whole as they finish; a ``message`` item for each of the upstream's; the
     client's calls in place once the last round has ended
     (``response.function_call_arguments.delta`` or ``response.custom_tool_call_input.delta``);
-    then ``response.completed`` with the whole response.
+    then ``response.completed`` (or ``response.incomplete``: :mod:`.stops`) with the whole
+    response.
     """
 
     def __init__(self, writer: ResponsesWriter) -> None:
@@ -162,11 +162,18 @@ class ResponsesStream:
             events += self._call(call)
         response = self.writer.response(self.output, stop, usage)
         self.writer.keep(response)
-        events.append(self._event("response.completed", response=response))
+        events.append(self._event(f"response.{response['status']}", response=response))
         return events
 
     def error(self, exc: ApiError) -> bytes:
-        return self._event("error", code=exc.code or exc.kind, message=exc.message, param=exc.param)
+        """An ``error`` event, then ``response.failed`` carrying the error's code (what Codex
+        reads: ``server_is_overloaded``, ``rate_limit_exceeded``, ...)."""
+        error = responses_error(exc)[1]["error"]
+        code, message = error["code"] or error["type"], error["message"]
+        failed = self.writer.response(self.output, None, None)
+        failed.update(status="failed", error={"code": code, "message": message})
+        event = self._event("error", code=code, message=message, param=exc.param)
+        return event + self._event("response.failed", response=failed)
 
     def _open_text(self) -> list[bytes]:
         part = {"type": "output_text", "text": "", "annotations": []}

@@ -22,7 +22,7 @@ from contextfold.core.messages import (
 )
 from contextfold.core.parts import Part
 from contextfold.serve.errors import ApiError
-from contextfold.serve.layout import layout_part
+from contextfold.serve.layout import layout_part, raw, template_of
 from contextfold.serve.media import media_tokens
 
 __all__ = ["API", "OUTPUT_ITEMS", "read_input", "read_output"]
@@ -120,9 +120,8 @@ def _item(runs: list[_Run], item: Any, at: str) -> None:
         _message_item(runs, item, at)
     elif kind in _CALLS:
         run = _assistant(runs, at)
-        run.template.append(
-            {**_extra(item, "call_id", "name", _CALLS[kind]), "$call": len(run.calls)}
-        )
+        taken = ("call_id", "name", _CALLS[kind])
+        run.template.append(template_of(item, *taken, call=len(run.calls)))
         run.calls.append(_call(item, kind, at))
     elif kind in _OUTPUTS:
         runs.append(_output(item, kind, at))
@@ -143,22 +142,15 @@ def _message_item(runs: list[_Run], item: dict[str, Any], at: str) -> None:
     run = _assistant(runs, at) if role == "assistant" else _Run("user", at)
     if role != "assistant":
         runs.append(run)
-    template = _extra(item, "content")
     content = item.get("content")
     if isinstance(content, str):
         run.texts.append(content)
-        template["content"] = len(content)
+        place: int | list[Any] = len(content)
     elif isinstance(content, list):
-        template["content"] = [
-            _content_part(run, p, f"{at}.content[{k}]") for k, p in enumerate(content)
-        ]
+        place = [_content_part(run, p, f"{at}.content[{k}]") for k, p in enumerate(content)]
     else:
         raise _bad(f"{at}.content", "must be a string or an array of content parts")
-    run.template.append(template)
-
-
-def _content_parts(run: _Run, parts: list[Any], at: str) -> list[Any]:
-    return [_content_part(run, p, f"{at}[{k}]") for k, p in enumerate(parts)]
+    run.template.append(template_of(item, content=place))
 
 
 def _content_part(run: _Run, part: Any, at: str) -> Any:
@@ -169,9 +161,9 @@ def _content_part(run: _Run, part: Any, at: str) -> Any:
         if not isinstance(text, str):
             raise _bad(f"{at}.text", "must be a string")
         run.texts.append(text)
-        return {**part, "text": len(text)}
+        return template_of(part, text=len(text))
     _shown(run, part)
-    return {"$raw": part}
+    return raw(part)
 
 
 def _output(item: dict[str, Any], kind: str, at: str) -> _Run:
@@ -179,18 +171,15 @@ def _output(item: dict[str, Any], kind: str, at: str) -> _Run:
     if not isinstance(call_id, str) or not call_id:
         raise _bad(f"{at}.call_id", "a call's output needs the call_id of the call it answers")
     run = _Run("tool", at, call_id=call_id)
-    template = _extra(item, "call_id", "output")
     output = item.get("output", "")
     if isinstance(output, str):
         run.texts.append(output)
-        template["output"] = len(output)
+        place: int | list[Any] = len(output)
     elif isinstance(output, list):
-        template["output"] = [
-            _content_part(run, p, f"{at}.output[{k}]") for k, p in enumerate(output)
-        ]
+        place = [_content_part(run, p, f"{at}.output[{k}]") for k, p in enumerate(output)]
     else:
         raise _bad(f"{at}.output", "must be a string or an array of content parts")
-    run.template.append(template)
+    run.template.append(template_of(item, "call_id", output=place))
     return run
 
 
@@ -218,7 +207,7 @@ def _call(item: dict[str, Any], kind: str, at: str) -> ToolCall:
 
 
 def _raw(run: _Run, item: dict[str, Any]) -> None:
-    run.template.append({"$raw": item})
+    run.template.append(raw(item))
     _shown(run, item)
 
 
@@ -267,10 +256,6 @@ def _canonical(run: _Run, text: str) -> list[Any]:
     part = {"type": "output_text", "text": len(text), "annotations": []}
     head: list[Any] = [{"type": "message", "role": "assistant", "content": [part]}] if text else []
     return head + [{"type": "function_call", "$call": k} for k in range(len(run.calls))]
-
-
-def _extra(item: dict[str, Any], *taken: str) -> dict[str, Any]:
-    return {k: v for k, v in item.items() if k not in taken}
 
 
 def _bad(where: str, problem: str) -> ApiError:

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextfold.serve.chat_wire import bearer
-from contextfold.serve.errors import ApiError, UpstreamError
+from contextfold.serve.errors import ApiError, UpstreamError, event_status
 from contextfold.serve.exchange import Api, Call, Delta, Reply
 from contextfold.serve.responses_read import read_output
+from contextfold.serve.responses_shapes import check_event, check_response
 from contextfold.serve.responses_write import write_input
+from contextfold.serve.stops import from_responses
 
 __all__ = ["ResponsesReader", "ResponsesWire", "read_response"]
 
@@ -64,33 +66,35 @@ def _tool(schema: dict[str, Any]) -> dict[str, Any]:
 def read_response(data: dict[str, Any], where: str) -> Reply:
     """A response object as a reply: its output as the assistant message, its usage, why it
     ended."""
+    check_response(data, where)
     if data.get("status") == "failed" or data.get("error"):
-        raise UpstreamError(502, f"upstream {where} failed the response: {data.get('error')}")
+        raise _failed(data, where)
     try:
         message = read_output(data.get("output") or [], "output")
     except ApiError as exc:
         raise UpstreamError(
             502, f"upstream {where} answered a response whose {exc.message}"
         ) from exc
-    given = data.get("usage")
-    usage: dict[str, Any] = given if isinstance(given, dict) else {}
-    details = usage.get("input_tokens_details") or {}
+    usage = data.get("usage") or {}  # counts, checked
     counts = {
         "prompt_tokens": usage.get("input_tokens") or 0,
-        "cached_tokens": details.get("cached_tokens") or 0,
+        "cached_tokens": (usage.get("input_tokens_details") or {}).get("cached_tokens") or 0,
         "completion_tokens": usage.get("output_tokens") or 0,
     }
-    if not all(isinstance(v, int) and v >= 0 for v in counts.values()):
-        raise UpstreamError(
-            502, f"upstream {where} answered a usage that is not counts: {usage!r:.200}"
-        )
     incomplete = (data.get("incomplete_details") or {}).get("reason")
-    stop = (
-        "length"
-        if incomplete == "max_output_tokens"
-        else ("tool_calls" if message.tool_calls else "stop")
-    )
+    stop = from_responses(data.get("status"), incomplete, bool(message.tool_calls))
     return Reply(message, counts, stop, data)
+
+
+def _failed(response: dict[str, Any], where: str) -> UpstreamError:
+    """A failed response (checked) as the upstream's error, its code kept (Codex reads
+    ``server_is_overloaded``, ``rate_limit_exceeded``, ``context_length_exceeded``)."""
+    error = response.get("error") or {}
+    code = error.get("code") if isinstance(error.get("code"), str) else None
+    kind = error.get("type")
+    status = event_status(kind, code)
+    message = f"upstream {where} failed the response: {error.get('message') or error}"
+    return UpstreamError(status, message, code=code, api="responses", error_type=kind)
 
 
 @dataclass(slots=True)
@@ -103,6 +107,7 @@ class ResponsesReader:
 
     def add(self, event: str, data: dict[str, Any]) -> list[Delta]:
         kind = data.get("type", event)
+        check_event(str(kind), data, self.where)
         if kind == "response.output_text.delta":
             text = data.get("delta")
             return [("text", text)] if isinstance(text, str) and text else []
@@ -123,8 +128,7 @@ class ResponsesReader:
                 )
             self.final = response
         elif kind == "response.failed":
-            error = (data.get("response") or {}).get("error")
-            raise UpstreamError(502, f"upstream {self.where} failed the response: {error}")
+            raise _failed(data["response"], self.where)
         return []
 
     def reply(self) -> Reply:

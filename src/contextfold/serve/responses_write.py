@@ -9,7 +9,6 @@ output item its call takes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ from contextfold.core.messages import (
     ToolMessage,
     UserMessage,
 )
+from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.layout import fill, layout_of, placed_calls
 
 __all__ = ["API", "assistant_items", "call_item", "write_input"]
@@ -128,8 +128,8 @@ def _call(call: ToolCall, kind: str, extra: dict[str, Any]) -> dict[str, Any]:
 
 def _action(arguments: str) -> Any:
     try:
-        return json.loads(arguments)
-    except ValueError:
+        return strict_json(arguments)
+    except NotPortable:
         return {"type": "exec", "command": [arguments]}
 
 

@@ -1,10 +1,10 @@
 """The proxy's routes, and the shape each answers errors in.
 
 Every API the proxy speaks is a list of :class:`Endpoint` s (a method, a path, a handler and
-the shape of that API's error bodies), so another protocol plugs in as more endpoints with a
-shape of its own. :class:`Routes` builds the Starlette routes and answers what no endpoint
-serves: a wrong method on a served path gets that path's API shape and an ``Allow`` header;
-any other path a JSON 404 listing every route served.
+the shape of that API's errors: status and body), so another protocol plugs in as more
+endpoints with a shape of its own. :class:`Routes` builds the Starlette routes and answers what
+no endpoint serves (a wrong method: that path's shape and an ``Allow`` header; any other path:
+a JSON 404 listing every route served).
 """
 
 from __future__ import annotations
@@ -17,18 +17,38 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from contextfold.serve.errors import ApiError
+from contextfold.serve.errors import OVERLOADED_CODES, ApiError, UpstreamError
 
-__all__ = ["Endpoint", "ErrorShape", "Handler", "Routes", "anthropic_error", "openai_error"]
+__all__ = [
+    "Endpoint",
+    "ErrorShape",
+    "Handler",
+    "Routes",
+    "anthropic_error",
+    "openai_error",
+    "responses_error",
+]
 
 Handler = Callable[[Request], Awaitable[Response]]
-ErrorShape = Callable[[ApiError], dict[str, Any]]
-"""The body an API answers an error with."""
+ErrorShape = Callable[[ApiError], tuple[int, dict[str, Any]]]
+"""The status and body an API answers an error with."""
 
 
-def openai_error(exc: ApiError) -> dict[str, Any]:
-    """OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``."""
-    return exc.body()
+def openai_error(exc: ApiError) -> tuple[int, dict[str, Any]]:
+    """OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``; an upstream's
+    error as it answered it (the same API's)."""
+    return exc.status, exc.body()
+
+
+def responses_error(exc: ApiError) -> tuple[int, dict[str, Any]]:
+    """OpenAI's shape for a Responses client; an overloaded upstream is a 503 with the code
+    ``server_is_overloaded`` (unless it said ``slow_down``), which Codex reads as overloaded."""
+    if not (isinstance(exc, UpstreamError) and exc.overloaded):
+        return openai_error(exc)
+    code = exc.code if exc.code in OVERLOADED_CODES else "server_is_overloaded"
+    body = exc.body()
+    body["error"]["code"] = code
+    return 503, body
 
 
 _ANTHROPIC_TYPES = {
@@ -38,18 +58,26 @@ _ANTHROPIC_TYPES = {
     404: "not_found_error",
     413: "request_too_large",
     429: "rate_limit_error",
+    504: "timeout_error",
     529: "overloaded_error",
 }
 
 
-def anthropic_error(exc: ApiError) -> dict[str, Any]:
+def anthropic_error(exc: ApiError) -> tuple[int, dict[str, Any]]:
     """Anthropic's shape: ``{"type": "error", "error": {"type", "message"}}``; the field at
-    fault is named at the start of the message (``messages.3.content.0: ...``)."""
-    kind = _ANTHROPIC_TYPES.get(exc.status, "api_error")
+    fault is named at the start of the message (``messages.3.content.0: ...``). An Anthropic
+    upstream's error keeps its type; an overloaded upstream of any API is a 529
+    ``overloaded_error`` (what Claude Code retries and falls back on)."""
+    status, kind = exc.status, _ANTHROPIC_TYPES.get(exc.status, "api_error")
+    if isinstance(exc, UpstreamError):
+        if exc.overloaded:
+            status, kind = 529, "overloaded_error"
+        elif exc.api == "anthropic" and exc.error_type:
+            kind = exc.error_type
     message = exc.message
     if exc.param and not message.startswith(exc.param):
         message = f"{exc.param}: {message}"
-    return {"type": "error", "error": {"type": kind, "message": message}}
+    return status, {"type": "error", "error": {"type": kind, "message": message}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +95,9 @@ class Endpoint:
 
 
 class Routes:
-    """The endpoints of every API served, and the answers for what none of them serves."""
+    """The endpoints of every API served, and the answers for what none of them serves. An
+    upstream's error keeps its status, type and code in the client's API (an overloaded
+    upstream is each API's own overloaded answer) and its retry headers go with it."""
 
     def __init__(self, endpoints: Sequence[Endpoint]) -> None:
         self.endpoints = list(endpoints)
@@ -84,8 +114,11 @@ class Routes:
         return [Route(e.path, wrap(e), methods=[e.method]) for e in self.endpoints]
 
     def error(self, path: str, exc: ApiError, **headers: str) -> Response:
-        body = self.shape(path)(exc)
-        return JSONResponse(body, status_code=exc.status, headers=headers or None)
+        """The answer to ``exc`` on ``path`` (an upstream's retry headers with it)."""
+        status, body = self.shape(path)(exc)
+        if isinstance(exc, UpstreamError):
+            headers = {**exc.headers, **headers}
+        return JSONResponse(body, status_code=status, headers=headers or None)
 
     async def not_found(self, request: Request, _: Exception) -> Response:
         path, method = request.url.path, request.method
@@ -97,4 +130,4 @@ class Routes:
             return self.error(path, exc, allow=", ".join(allowed))
         routes = self.listing()
         exc = ApiError(404, f"no route {method} {path}; this proxy serves: {', '.join(routes)}")
-        return JSONResponse({**openai_error(exc), "routes": routes}, status_code=404)
+        return JSONResponse({**exc.body(), "routes": routes}, status_code=404)

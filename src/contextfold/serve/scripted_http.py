@@ -2,9 +2,10 @@
 
 :class:`ScriptedHTTP` is a threaded server on the loopback address that records every request
 (:class:`Received`) and answers each with what its subclass's :meth:`ScriptedHTTP.answer`
-returns: a JSON body or a stream of server-sent events (``event:`` and ``data:`` lines, as both
-providers send them). :class:`Script` turns a list of replies or a reply function into the next
-reply, the way :class:`~contextfold.models.ScriptedModel` does.
+returns: a JSON body, a stream of server-sent events (``event:`` and ``data:`` lines, as
+Anthropic and OpenAI send them), or a body streamed in pieces as given (Gemini's ``data:``-only
+events and its JSON-array stream). :class:`Script` turns a list of replies or a reply function
+into the next reply, the way :class:`~contextfold.models.ScriptedModel` does.
 """
 
 from __future__ import annotations
@@ -46,11 +47,13 @@ class Received:
 
 @dataclass(slots=True)
 class Answer:
-    """A JSON reply (``body``) or a server-sent event stream (``events``: name and data)."""
+    """A JSON reply (``body``), a server-sent event stream (``events``: name and data), or a
+    body streamed as the given pieces (``chunks``; its ``Content-Type`` in ``headers``)."""
 
     status: int = 200
     body: dict[str, Any] | None = None
     events: Iterable[tuple[str, dict[str, Any]]] | None = None
+    chunks: Iterable[bytes] | None = None
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -151,6 +154,9 @@ def _handler(server: ScriptedHTTP) -> type[BaseHTTPRequestHandler]:
             if answer.events is not None:
                 self._stream(answer)
                 return
+            if answer.chunks is not None:
+                self._pieces(answer)
+                return
             raw = json.dumps(answer.body).encode()
             self.send_response(answer.status)
             for name, value in {"Content-Type": "application/json", **answer.headers}.items():
@@ -169,6 +175,21 @@ def _handler(server: ScriptedHTTP) -> type[BaseHTTPRequestHandler]:
             try:
                 for name, data in answer.events or ():
                     self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                    self.wfile.flush()
+                    time.sleep(server.chunk_delay)
+            except ConnectionError:  # the client went away mid-stream
+                pass
+            self.close_connection = True
+
+        def _pieces(self, answer: Answer) -> None:
+            self.send_response(answer.status)
+            for name, value in answer.headers.items():
+                self.send_header(name, value)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            try:
+                for piece in answer.chunks or ():
+                    self.wfile.write(piece)
                     self.wfile.flush()
                     time.sleep(server.chunk_delay)
             except ConnectionError:  # the client went away mid-stream

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from contextfold.core.messages import AssistantMessage, Message, ToolCall, to_openai
+from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage, to_openai
+from contextfold.serve.body import NotPortable, strict_json
+from contextfold.serve.chat_media import after_results, carried
 from contextfold.serve.exchange import ClientRequest
 
 __all__ = ["chat_base", "chat_messages", "chat_tools", "from_chat"]
@@ -129,14 +131,25 @@ def _tool_choice(api: str, choice: Any) -> Any:
 
 
 def chat_messages(messages: Sequence[Message], request: ClientRequest) -> list[dict[str, Any]]:
-    """The conversation as Chat Completions messages (a custom tool's input as ``{"input"}``)."""
-    out = []
+    """The conversation as Chat Completions messages (a custom tool's input as ``{"input"}``;
+    images and ``is_error`` carried as :mod:`.chat_media` says)."""
+    out: list[dict[str, Any]] = []
+    images: list[dict[str, Any]] = []  # of the tool results just written, sent after them
+    results: list[str] = []
     for message in messages:
+        if images and not isinstance(message, ToolMessage):
+            out.append(after_results(results, images))
+            images, results = [], []
         if request.custom_tools and isinstance(message, AssistantMessage):
             calls = tuple(_wrapped(c, request.custom_tools) for c in message.tool_calls)
             message = replace(message, tool_calls=calls)
-        out.append(to_openai(message, parts=False))
-    return out
+        written = to_openai(message, parts=False)
+        if request.api != "chat":
+            more = carried(message, written, request.api)
+            images += more
+            results += [message.tool_call_id] if more and isinstance(message, ToolMessage) else []
+        out.append(written)
+    return [*out, after_results(results, images)] if images else out
 
 
 def _wrapped(call: ToolCall, custom: frozenset[str]) -> ToolCall:
@@ -158,8 +171,8 @@ def _unwrapped(call: ToolCall, custom: frozenset[str]) -> ToolCall:
     if call.name not in custom:
         return call
     try:
-        value = json.loads(call.arguments)
-    except ValueError:
+        value = strict_json(call.arguments)
+    except NotPortable:
         return call
     text = value.get("input") if isinstance(value, dict) else None
     return ToolCall(call.id, call.name, text) if isinstance(text, str) else call

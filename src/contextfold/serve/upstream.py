@@ -7,16 +7,17 @@ call and are never kept.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
 
+from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.config import redact_url
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Wire
+from contextfold.serve.upstream_errors import answered_error, streamed_error
 
 __all__ = ["POOL_EXHAUSTED", "ChunkStream", "HttpUpstream", "Pool", "Upstream"]
 
@@ -133,19 +134,19 @@ class HttpUpstream:
                 f"not an event stream: {head[:200]!r}",
             )
         done = "[DONE]" if self.wire.api == "chat" else None
-        return _SSEStream(response, self.name, self._released, done)
+        return _SSEStream(response, self.name, self._released, done, self.wire.api)
 
     async def models(self, headers: Mapping[str, str]) -> dict[str, Any]:
         request = self._client.build_request("GET", "/models", headers=self._headers(headers))
         return _json_object(await self._send(request, stream=False), self.name)
 
     async def post(
-        self, path: str, body: dict[str, Any], headers: Mapping[str, str]
+        self, path: str, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
     ) -> dict[str, Any]:
-        """Another route of the upstream's API (``/messages/count_tokens``), answered whole."""
-        request = self._client.build_request(
-            "POST", path, json=body, headers=self._headers(headers)
-        )
+        """Another route of the upstream's API (``/messages/count_tokens``, with the client's
+        query: ``?beta=true``), answered whole."""
+        url = f"{path}?{query}" if query else path
+        request = self._client.build_request("POST", url, json=body, headers=self._headers(headers))
         return _json_object(await self._send(request, stream=False), self.name)
 
     def _post(self, body: dict[str, Any], headers: Mapping[str, str], query: str) -> httpx.Request:
@@ -197,8 +198,7 @@ class HttpUpstream:
                 await response.aread()
             finally:
                 await response.aclose()
-            text = self._scrub(_error_text(response, self.name))
-            raise UpstreamError(response.status_code, text)
+            raise answered_error(response, self.name, self.wire.api, self._scrub)
         return response
 
     def _scrub(self, text: str) -> str:
@@ -213,15 +213,18 @@ class _SSEStream:
         where: str,
         released: Callable[[], None],
         done: str | None,
+        api: str,
     ) -> None:
         self._response = response
         self._where = where
         self._released: Callable[[], None] | None = released
         self._done = done
+        self._api = api
 
     async def __aiter__(self) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         """The events up to the ``data`` line ``done`` (``[DONE]``: a stream that ends before
-        it was cut off, a 502), or to the stream's end; an ``error`` event is a 502."""
+        it was cut off, a 502), or to the stream's end; an ``error`` event is the upstream's
+        error, its type and code kept (:func:`~.upstream_errors.streamed_error`)."""
         event = ""
         try:
             async for line in self._response.aiter_lines():
@@ -236,7 +239,7 @@ class _SSEStream:
                     return
                 chunk = _decode_chunk(data, self._where)
                 if event == "error" or (not event and "error" in chunk):
-                    raise UpstreamError(502, f"upstream {self._where}: {_message(chunk)}")
+                    raise streamed_error(chunk, self._where, self._api)
                 yield event, chunk
         except httpx.HTTPError as exc:
             raise UpstreamError(
@@ -256,36 +259,27 @@ class _SSEStream:
 
 def _decode_chunk(data: str, where: str) -> dict[str, Any]:
     try:
-        chunk = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise UpstreamError(502, f"upstream {where} streamed invalid JSON: {data[:200]!r}") from exc
+        chunk = strict_json(data)
+    except NotPortable as exc:
+        raise UpstreamError(502, f"upstream {where} streamed an event that {_why(exc)}") from exc
     if not isinstance(chunk, dict):
         raise UpstreamError(502, f"upstream {where} streamed a non-object: {data[:200]!r}")
     return chunk
 
 
 def _json_object(response: httpx.Response, where: str) -> dict[str, Any]:
+    """The reply's JSON object, decoded strictly (:func:`~.body.strict_json`)."""
     try:
-        data = response.json()
-    except ValueError:
-        data = None
+        data = strict_json(response.content)
+    except NotPortable as exc:
+        text = f"{_why(exc)}: {response.text[:200]!r}"
+        raise UpstreamError(502, f"upstream {where} answered a reply that {text}") from exc
     if not isinstance(data, dict):
         text = response.text[:200]
         raise UpstreamError(502, f"upstream {where} answered no JSON object: {text!r}")
     return data
 
 
-def _error_text(response: httpx.Response, where: str) -> str:
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    detail = _message(data) if isinstance(data, dict) else response.text[:500].strip()
-    return f"upstream {where} answered {response.status_code}: {detail or response.reason_phrase}"
-
-
-def _message(data: dict[str, Any]) -> str:
-    error = data.get("error", data)
-    if isinstance(error, dict):
-        return str(error.get("message") or error)
-    return str(error)
+def _why(exc: NotPortable) -> str:
+    """``is not valid JSON: ...``, ``holds a lone surrogate ... (at content[0].text)``."""
+    return f"{exc.problem} (at {exc.where})" if exc.where else exc.problem

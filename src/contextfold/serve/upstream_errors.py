@@ -1,0 +1,69 @@
+"""The errors an upstream answers, read in either API's words: an error answer's status,
+message, type, code and retry headers (:func:`answered_error`), and an error sent as a
+stream event (:func:`streamed_error`), each an :class:`~.errors.UpstreamError` the client
+gets in its own API (:mod:`.routes`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from contextfold.serve.body import NotPortable, strict_json
+from contextfold.serve.errors import UpstreamError, event_status
+
+__all__ = ["answered_error", "streamed_error"]
+
+
+def answered_error(
+    response: httpx.Response, where: str, api: str, scrub: Callable[[str], str]
+) -> UpstreamError:
+    """The error the upstream answered: its status, message, type, code, retry headers."""
+    try:
+        data = strict_json(response.content)
+    except NotPortable:
+        data = None
+    error = _error_of(data)
+    detail = _message(data) if isinstance(data, dict) else response.text[:500].strip()
+    text = f"upstream {where} answered {response.status_code}: {detail or response.reason_phrase}"
+    return UpstreamError(
+        response.status_code,
+        scrub(text),
+        code=_name(error.get("code")),
+        api=api,
+        error_type=_name(error.get("type")),
+        headers=response.headers,
+    )
+
+
+def streamed_error(chunk: dict[str, Any], where: str, api: str) -> UpstreamError:
+    """An error event (Anthropic's ``{"type": "error", "error": {...}}``, OpenAI's
+    ``{"type": "error", "code": ...}`` or ``{"error": {...}}``) as the upstream's error."""
+    error = _error_of(chunk)
+    kind, code = _name(error.get("type")), _name(error.get("code"))
+    kind = None if kind == "error" else kind
+    status = event_status(kind, code)
+    message = f"upstream {where}: {_message(chunk)}"
+    return UpstreamError(status, message, code=code, api=api, error_type=kind)
+
+
+def _error_of(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        return {}
+    error = data.get("error")
+    return error if isinstance(error, dict) else data
+
+
+def _name(value: Any) -> str | None:
+    """An error type or code as a short identifier (anything else is dropped)."""
+    if isinstance(value, str) and 0 < len(value) <= 64 and value.isidentifier():
+        return value
+    return None
+
+
+def _message(data: dict[str, Any]) -> str:
+    error = data.get("error", data)
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    return str(error)
