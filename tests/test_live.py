@@ -99,7 +99,9 @@ def test_the_run_summary_names_only_what_happened(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     summary = json.loads(out.read_text())
     assert summary["fold_calls"] == 0 and summary["carriers_added"] == 0
-    tail = res.output[res.output.index("workspace:reorder-code task") :]
+    # the summary, up to the line naming the JSON file (a path, which is never wrapped)
+    tail = res.output[res.output.index("workspace:reorder-code task") : res.output.rindex("wrote ")]
+    assert f"wrote {out}" in res.output
     assert "reward 1" in tail and "default prices" in tail
     assert "fold" not in tail and "carriers" not in tail
     assert len(tail.splitlines()) <= 8 and max(len(line) for line in tail.splitlines()) <= 80

@@ -52,5 +52,5 @@ def save_json(path: Path, data: Any, *, out: Console, err: Console) -> bool:
         )
         out.out(text, highlight=False)
         return False
-    out.print(f"wrote {path}")
+    out.print(f"wrote {path}", soft_wrap=True)  # a path broken across lines cannot be copied
     return True

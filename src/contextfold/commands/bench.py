@@ -126,7 +126,7 @@ def sufficiency(
 
         save(runs_out, [result_json(r) for r in results])
     if plot is not None:
-        console.print(f"wrote {plot}")
+        console.print(f"wrote {plot}", soft_wrap=True)
 
 
 def _check_sufficiency(
@@ -230,7 +230,7 @@ def _save_learned(path: Path, learned: dict[Setting, Experience]) -> None:
 
     taught = {spec_label(s.strategy): e for s, e in learned.items() if e.lengths}
     save_experiences(path, taught)
-    console.print(f"wrote {path} (what each strategy learned)")
+    console.print(f"wrote {path} (what each strategy learned)", soft_wrap=True)
 
 
 def _print_failures(results: list[RunResult], limit: int = 10) -> None:
