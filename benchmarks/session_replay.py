@@ -9,7 +9,9 @@ assistant step, the whole conversation so far as a client resends it (one list t
 each message a dict). Each prepared view is metered as replay meters its views
 (:class:`~contextfold.core.meter.Meter`, the recorded step's completion tokens, the qwen3-8b
 profile and its counter), under both price tables. Beside it, ``contextfold replay DATA -s ...
---prices P --json`` is run on the same runs, once per price table. Prompt tokens and cost are
+--prices P --no-restore-pricing --no-rerun-pricing --json`` is run on the same runs, once per
+price table (the restore and re-run calls replay would add are calls a Session's caller
+makes, not the Session). Prompt tokens and cost are
 shown as multiples of ``full``; the two routes should give the same numbers exactly.
 
 Also the wall time of ``prepare`` per call (median, p99): checking the resent messages,
@@ -104,6 +106,7 @@ def replayed(data: Path, specs: Sequence[str], limit: int | None, table: str) ->
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "replay.json"
         argv = [str(cli), "replay", str(data), "--prices", table, "--json", str(out)]
+        argv += ["--no-restore-pricing", "--no-rerun-pricing"]  # a Session makes no such call
         argv += [a for spec in specs for a in ("-s", spec)]
         argv += ["--limit", str(limit)] if limit else []
         subprocess.run(argv, check=True, capture_output=True, text=True)

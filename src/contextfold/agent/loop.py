@@ -6,11 +6,11 @@ inspected later; a malformed tool call becomes an error result the model sees, n
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from contextfold.core.driver import Driver, tool_arguments
 from contextfold.core.errors import ContextBudgetError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
@@ -22,15 +22,12 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.meter import Meter
-from contextfold.core.pipeline import prepare_view
+from contextfold.core.pipeline import Rendered
 from contextfold.core.protocols import (
     Compacting,
     Environment,
-    Learning,
     Model,
     Strategy,
-    ToolProvider,
-    Usage,
     UserSimulator,
 )
 from contextfold.core.view import View
@@ -58,13 +55,14 @@ class AgentResult:
 class Agent:
     """Runs one session: model, strategy, environment and (optionally) a simulated user.
 
-    Before every model call the strategy's view is prepared as everywhere else
-    (:mod:`contextfold.core.pipeline`): a strategy that folds with a model
-    (:class:`~contextfold.core.protocols.Folding`) folds first, metered apart; a view over the
-    budget triggers the strategy's forced compaction (counted), and one still over raises
-    :class:`~contextfold.core.errors.ContextBudgetError` with nothing lost. Tools run and their
-    results join the assistant message as one step; a call with bad JSON, an unknown tool or
-    arguments the tool refuses becomes an error result, counted in ``tool_errors``.
+    Each step is the loop step every entry point takes (:attr:`driver`, a
+    :class:`~contextfold.core.driver.Driver`): before every model call a strategy that folds
+    with a model (:class:`~contextfold.core.protocols.Folding`) folds first, metered apart; a
+    view over the budget triggers the strategy's forced compaction (counted), and one still
+    over raises :class:`~contextfold.core.errors.ContextBudgetError` with nothing lost. Tools
+    run and their results join the assistant message as one step; the strategy's own tools
+    are answered by the driver; a call with bad JSON, an unknown tool or arguments the tool
+    refuses becomes an error result, counted in ``tool_errors``.
     """
 
     def __init__(
@@ -88,9 +86,8 @@ class Agent:
         self.result = AgentResult(history, meter or Meter(), "max_steps")
         self._keep_views = keep_views
         self._on_step = on_step
-        own = strategy.tools() if isinstance(strategy, ToolProvider) else []
-        self._own = {t["function"]["name"] for t in own}
-        self._tools = [*env.tools(), *own]
+        self.driver = Driver(strategy, history, budget=budget, on_fold=self._record_fold)
+        self._tools = [*env.tools(), *self.driver.own_tools]
 
     def run(self, task: str | None = None, *, greeting: str | None = None) -> AgentResult:
         """Run until the agent answers (and no user goes on), the user stops, or the step cap.
@@ -101,8 +98,7 @@ class Agent:
         try:
             return self._run(task, greeting)
         finally:
-            if isinstance(self.strategy, Learning):
-                self.strategy.end(self.history)
+            self.driver.end()
 
     def _run(self, task: str | None, greeting: str | None) -> AgentResult:
         if greeting is not None:
@@ -132,72 +128,63 @@ class Agent:
         return self.result
 
     def _append(self, *messages: Message) -> Step:
-        step = self.history.append(*messages)
-        self.strategy.observe(step, self.history)
+        step = self.driver.append(*messages)
         if self._on_step is not None:
             self._on_step(step)
         return step
 
     def _call_model(self) -> AssistantMessage:
-        view = self._render()
+        rendered = self._render()
+        view = rendered.view
         completion = self.model.complete(view.messages, self._tools, max_tokens=self.max_tokens)
         usage = completion.usage
         reported = usage.prompt_tokens > 0  # the engine's counts, when it gives them
         self.result.meter.record_call(
             view,
             completion_tokens=usage.completion_tokens,
+            render_ns=rendered.render_ns,
             cached_tokens=usage.cached_tokens if reported else None,
             prompt_tokens=usage.prompt_tokens if reported else None,
         )
         if self._keep_views:
             self.result.views.append(view)
-        self._store_call(view.messages, usage)
+        self.driver.record_call(
+            rendered,
+            {
+                "prompt_tokens": usage.prompt_tokens,
+                "cached_tokens": usage.cached_tokens,
+                "completion_tokens": usage.completion_tokens,
+            },
+        )
         return completion.message
 
-    def _render(self) -> View:
-        """The view to send (:func:`~contextfold.core.pipeline.prepare_view`): the due folds
+    def _render(self) -> Rendered:
+        """The view to send (:meth:`~contextfold.core.driver.Driver.prepare`): the due folds
         run first, their folder calls metered apart; over the budget, compacted or refused."""
         try:
-            rendered = prepare_view(
-                self.strategy, self.history, self.budget, on_fold=self._record_fold
-            )
+            rendered = self.driver.prepare()
         except ContextBudgetError:
             self.result.forced_compactions += 1  # over the budget: counted before the run stops
             raise
         self.result.forced_compactions += rendered.compactions
-        return rendered.view
+        return rendered
 
     def _record_fold(self, record: FoldRecord) -> None:
         self.result.meter.record_folds((record,))
-
-    def _store_call(self, messages: Sequence[Message], usage: Usage) -> None:
-        store = self.history.store
-        if store is not None and self.history.session_id is not None:
-            store.record_call(
-                self.history.session_id,
-                step=len(self.history),
-                messages=messages,
-                usage={
-                    "prompt_tokens": usage.prompt_tokens,
-                    "cached_tokens": usage.cached_tokens,
-                    "completion_tokens": usage.completion_tokens,
-                },
-            )
 
     def _run_tools(self, calls: Sequence[ToolCall]) -> list[ToolMessage]:
         return [ToolMessage(self._run_tool(c), c.id, name=c.name) for c in calls]
 
     def _run_tool(self, call: ToolCall) -> str:
         self.result.tool_calls += 1
-        try:
-            arguments = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError as exc:
-            return self._error(f"the arguments of {call.name} are not valid JSON ({exc})")
-        if not isinstance(arguments, Mapping):
-            return self._error(f"the arguments of {call.name} must be a JSON object")
-        if call.name in self._own:
-            assert isinstance(self.strategy, ToolProvider)
-            return self.strategy.call_tool(call.name, arguments, self.history)
+        own = self.driver.call_tool(call.name, call.arguments)
+        if own is not None:
+            self.result.tool_errors += own.error
+            return own.text
+        arguments = tool_arguments(call.name, call.arguments, limit=None)
+        if isinstance(arguments, str):
+            self.result.tool_errors += 1
+            return arguments
         if not any(t["function"]["name"] == call.name for t in self._tools):
             names = ", ".join(t["function"]["name"] for t in self._tools)
             return self._error(f"there is no tool {call.name!r}; the tools are: {names}")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextfold.core.driver import Driver
 from contextfold.core.history import History, make_step
 from contextfold.core.messages import (
     AssistantMessage,
@@ -24,7 +25,6 @@ from contextfold.core.messages import (
 )
 from contextfold.core.protocols import Model
 from contextfold.core.tokens import TokenCounter
-from contextfold.core.view import render_checked
 from contextfold.strategies.registry import build_strategy
 
 __all__ = ["MODES", "ModeResult", "cache_bench", "scripted_session"]
@@ -119,16 +119,15 @@ def cache_bench(
     session = [make_step(i, msgs, counter) for i, msgs in enumerate(scripted_session(steps))]
     results = []
     for mode in modes:
-        model, strategy = make_model(), build_strategy(MODES[mode])
-        history, result = History(SYSTEM, counter=counter), ModeResult(mode)
+        model, result = make_model(), ModeResult(mode)
+        driver = Driver(build_strategy(MODES[mode]), History(SYSTEM, counter=counter))
         for step in session:
             if step.kind == "assistant":
-                view = render_checked(strategy, history)
+                view = driver.prepare().view
                 usage = model.complete(view.messages, max_tokens=1).usage
                 result.calls.append((usage.prompt_tokens, usage.cached_tokens))
                 if on_call is not None:
                     on_call(mode, len(result.calls))
-            history.append_step(step)
-            strategy.observe(step, history)
+            driver.append_step(step)
         results.append(result)
     return results

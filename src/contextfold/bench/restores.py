@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 
 from contextfold.bench.availability import ArgTally, Found, Wanted
 from contextfold.bench.reruns import choose_reruns, rerun_steps
+from contextfold.core.driver import Driver
 from contextfold.core.history import History, Step, make_step
 from contextfold.core.messages import AssistantMessage, ToolCall, ToolMessage
 from contextfold.core.meter import CallRecord
 from contextfold.core.prepared import PreparedText, value_runs
-from contextfold.core.protocols import ToolProvider
 from contextfold.core.view import RestorePath, View
 from contextfold.strategies.restore import restore_text
 
@@ -33,8 +33,8 @@ class RestorePricing:
     Before each recorded call, :class:`~contextfold.bench.availability.ArgTally` checks the view
     the strategy rendered. For a value not in view that an elision can give back, the **restore
     call** sends the view as rendered and a short completion (its tokens counted), and its step
-    (the assistant's restore calls and the results the strategy's own
-    :meth:`~contextfold.core.protocols.ToolProvider.call_tool` answers) is appended to the history.
+    (the assistant's restore calls and the results the loop step answers them with,
+    :meth:`~contextfold.core.driver.Driver.call_tool`) is appended to the history.
     For a value the view lost, the **re-run call** does the same with the steps of
     :func:`~contextfold.bench.reruns.rerun_steps` (the tool called again, its recorded output
     whole). The strategy observes each step and renders again, and the recorded call is made
@@ -54,17 +54,16 @@ class RestorePricing:
     rerun_cost_usd: float = 0.0
     """What they cost (each its prompt, the view as rendered, and the calls it makes)."""
 
-    def restore(
-        self, index: int, found: Found, view: View, history: History, strategy: object
-    ) -> Step | None:
+    def restore(self, index: int, found: Found, view: View, driver: Driver) -> Step | None:
         """The restore step to append before recorded step ``index`` for what ``found`` says
         its view can give back (None: nothing to restore, or not priced)."""
-        if not (found.restorable and self.priced and isinstance(strategy, ToolProvider)):
+        if not (found.restorable and self.priced):
             return None
-        pieces = choose_restores(found.restorable, view, history)
+        chosen = choose_restores(found.restorable, view, driver.history)
+        pieces = [p for p in chosen if driver.offers(p.path.tool)]
         if not pieces:
             return None
-        step = restore_step([p.path for p in pieces], history, strategy, call=index)
+        step = restore_step([p.path for p in pieces], driver, call=index)
         for piece in pieces:
             self.tally.places.restored.setdefault(piece.step, []).append(step.index)
         return step
@@ -159,17 +158,18 @@ def _gives(piece: _Piece, want: Wanted, runs: frozenset[bytes]) -> bool:
     return piece.text is None or piece.text.holds(want.value, runs)
 
 
-def restore_step(
-    paths: Sequence[RestorePath], history: History, strategy: ToolProvider, *, call: int
-) -> Step:
-    """The next step of ``history``: one assistant message calling every path, and the
-    strategy's answers (``call``: the recorded step it comes before, for the call ids)."""
+def restore_step(paths: Sequence[RestorePath], driver: Driver, *, call: int) -> Step:
+    """The next step of the driver's history: one assistant message calling every path (each
+    a tool the strategy offers), and the answers
+    (:meth:`~contextfold.core.driver.Driver.answer`; ``call``: the recorded step it comes
+    before, for the call ids)."""
+    history = driver.history
     calls = tuple(
         ToolCall(f"replay-restore-{call}-{k}", p.tool, json.dumps(p.as_dict()))
         for k, p in enumerate(paths)
     )
     results = [
-        ToolMessage(strategy.call_tool(c.name, p.as_dict(), history), c.id, name=c.name)
+        ToolMessage(driver.answer(c.name, p.as_dict()), c.id, name=c.name)
         for c, p in zip(calls, paths, strict=True)
     ]
     return make_step(

@@ -3,17 +3,17 @@ the restore and re-run calls a live agent would make, and each call metered."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from contextfold.bench.restores import RestorePricing
+from contextfold.core.driver import Driver
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
 from contextfold.core.meter import Meter
-from contextfold.core.protocols import Folding, Learning, Strategy
+from contextfold.core.protocols import Strategy
 from contextfold.core.tokens import TokenCounter
-from contextfold.core.view import View, render_and_check
+from contextfold.core.view import View
 from contextfold.importers.base import Trajectory
 
 __all__ = ["replay_one"]
@@ -34,9 +34,20 @@ def replay_one(
     """Replay one trajectory through one strategy into ``meter``; returns the final history.
     ``check`` sees each view with the index of the recorded step it was rendered for;
     ``restores`` checks it too, and makes the restore and re-run calls it calls for before
-    that step."""
-    run = _Run(History(traj.system, counter=counter), strategy, meter, budget, on_fold)
-    history = run.history
+    that step.
+
+    Each step is the loop step a live run takes (:class:`~contextfold.core.driver.Driver`),
+    with one difference: the budget is a hint, never enforced, so every strategy replays
+    every recorded call (a live run enforces it). A fold's records are metered apart, and its
+    time is not render time."""
+
+    def folded(record: FoldRecord) -> None:
+        meter.record_folds((record,))
+        if on_fold is not None:
+            on_fold(record)
+
+    history = History(traj.system, counter=counter)
+    run = _Run(Driver(strategy, history, budget=budget, fit=False, on_fold=folded), meter)
     for step in steps:
         if step.kind == "assistant":
             view, elapsed = run.render()
@@ -45,9 +56,8 @@ def replay_one(
             if restores is not None:
                 view, elapsed = run.recover(step.index, view, elapsed, restores)
             meter.record_call(view, completion_tokens=step.tokens[0], render_ns=elapsed)
-        run.append(restores.place(step, history) if restores is not None else step)
-    if isinstance(strategy, Learning):
-        strategy.end(history)
+        run.driver.append_step(restores.place(step, history) if restores is not None else step)
+    run.driver.end()
     return history
 
 
@@ -55,18 +65,13 @@ def replay_one(
 class _Run:
     """One strategy's replay of one trajectory in progress."""
 
-    history: History
-    strategy: Strategy
+    driver: Driver
     meter: Meter
-    budget: int | None
-    on_fold: Callable[[FoldRecord], None] | None
 
     def render(self) -> tuple[View, int]:
-        return _render(self.strategy, self.history, self.meter, self.budget, self.on_fold)
-
-    def append(self, step: Step) -> None:
-        self.history.append_step(step)
-        self.strategy.observe(step, self.history)
+        """Fold what is due, then render: the view and the render time in nanoseconds."""
+        rendered = self.driver.prepare()
+        return rendered.view, rendered.render_ns
 
     def recover(
         self, index: int, view: View, elapsed: int, restores: RestorePricing
@@ -74,10 +79,10 @@ class _Run:
         """Before recorded step ``index``: the restore call, then the re-run call, that its
         view calls for; returns the view the recorded call is made on."""
         found = restores.tally.check(index, view)
-        restore = restores.restore(index, found, view, self.history, self.strategy)
+        restore = restores.restore(index, found, view, self.driver)
         if restore is not None:
             view, elapsed = self._call(view, elapsed, [restore], restores, rerun=False)
-        reruns = restores.rerun(index, found, self.history)
+        reruns = restores.rerun(index, found, self.driver.history)
         if reruns:
             view, elapsed = self._call(view, elapsed, reruns, restores, rerun=True)
         return view, elapsed
@@ -92,27 +97,5 @@ class _Run:
         )
         restores.paid(record, rerun=rerun)
         for step in made:
-            self.append(step)
+            self.driver.append_step(step)
         return self.render()
-
-
-def _render(
-    strategy: Strategy,
-    history: History,
-    meter: Meter,
-    budget: int | None,
-    on_fold: Callable[[FoldRecord], None] | None,
-) -> tuple[View, int]:
-    """Fold (for a strategy that folds with a model: timed apart), then render: the view and
-    the render time in nanoseconds."""
-    if isinstance(strategy, Folding):
-        records = strategy.fold(history, budget)
-        meter.record_folds(records)
-        if on_fold is not None:
-            for record in records:
-                on_fold(record)
-    start = time.perf_counter_ns()
-    # the budget is a hint, never enforced, so every strategy replays every recorded call
-    # (a live run enforces it)
-    view = render_and_check(strategy, history, budget)
-    return view, time.perf_counter_ns() - start

@@ -1,13 +1,15 @@
 """How a view is prepared before a model call: fold what is due, render checked, fit the budget.
 
-:func:`prepare_view` is the one way every caller gets its view (Session, the agent loop, the
-proxy, :func:`~contextfold.core.view.render_checked`), so a view over the budget is never sent
-and nothing happens silently anywhere. A tool result the strategy rewrote keeps its
+:func:`prepare_view` is the one way every caller gets its view: the loop step
+(:class:`~contextfold.core.driver.Driver`, which Session, the agent loop, the proxy and replay
+are built on) and :func:`~contextfold.core.view.render_checked`, so a view over the budget is
+never sent and nothing happens silently anywhere. A tool result the strategy rewrote keeps its
 provider parts (:mod:`~contextfold.core.carry`).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -36,6 +38,9 @@ class Rendered:
     """Every fold made while preparing it, accepted or refused, in order."""
     compactions: int = 0
     """1 when the view was over the budget and the strategy was asked to compact, else 0."""
+    render_ns: int = 0
+    """Wall time of rendering and checking the view, in nanoseconds (both renders when the
+    budget forced a compaction); the folds' time is not in it (theirs is on their records)."""
 
     @property
     def accepted(self) -> tuple[FoldRecord, ...]:
@@ -68,13 +73,15 @@ def prepare_view(
     budget: int | None,
     *,
     fold: bool = True,
+    fit: bool = True,
     on_fold: OnFold | None = None,
 ) -> Rendered:
     """The view to send now (the steps below); raises
     :class:`~contextfold.core.errors.ViewError` for an invalid view and
     :class:`~contextfold.core.errors.ContextBudgetError` for one that cannot fit. With
     ``fold=False`` the caller has run the due folds itself (only the budget's forced fold
-    runs here).
+    runs here); with ``fit=False`` the budget is only the strategy's hint, never enforced
+    (replay: every strategy is measured on every recorded call).
 
     1. a strategy that folds with a model (:class:`~contextfold.core.protocols.Folding`) runs
        the folds that are due (accepted or refused, each a record in the history's fold log);
@@ -85,19 +92,27 @@ def prepare_view(
        fold) and renders again; still over, or unable to compact,
        :class:`~contextfold.core.errors.ContextBudgetError` says by how much and what to do.
 
-    The result (:class:`Rendered`) says what happened: the folds made, accepted and refused, and
-    whether the budget forced a compaction.
+    The result (:class:`Rendered`) says what happened: the folds made, accepted and refused,
+    whether the budget forced a compaction, and how long rendering took.
     """
     records = fold_due(strategy, history, budget, on_fold) if fold else []
-    view = carry_parts(render_and_check(strategy, history, budget), history)
-    if budget is None or view.total_tokens <= budget:
-        return Rendered(view, tuple(records))
+    view, elapsed = _render(strategy, history, budget)
+    if not fit or budget is None or view.total_tokens <= budget:
+        return Rendered(view, tuple(records), 0, elapsed)
     compacted = isinstance(strategy, Compacting) and strategy.compact(history, budget)
     if compacted:
         records += fold_due(strategy, history, budget, on_fold)
-        view = carry_parts(render_and_check(strategy, history, budget), history)
+        view, again = _render(strategy, history, budget)
+        elapsed += again
     if view.total_tokens > budget:
         raise ContextBudgetError(
             strategy.name, view.total_tokens, budget, history.session_id, compacted=compacted
         )
-    return Rendered(view, tuple(records), 1)
+    return Rendered(view, tuple(records), 1, elapsed)
+
+
+def _render(strategy: Strategy, history: History, budget: int | None) -> tuple[View, int]:
+    """The checked view, its rewritten results given their parts, and the time it took."""
+    start = time.perf_counter_ns()
+    view = carry_parts(render_and_check(strategy, history, budget), history)
+    return view, time.perf_counter_ns() - start

@@ -18,7 +18,7 @@ from typing import Any
 from contextfold.core.messages import ToolCall
 from contextfold.serve.conversation import Conversation
 from contextfold.serve.sessions import Claim, SessionManager
-from contextfold.serve.turns import Growth, Session, Turn, answer_tool
+from contextfold.serve.turns import Branch, Growth, Turn, answer_tool
 from contextfold.serve.worker import SessionThread, SessionWorkers
 
 __all__ = ["Dispatch"]
@@ -95,7 +95,7 @@ class Dispatch:
         if started.exception() is None:
             self.discard(started.result())
 
-    def _abandon(self, session: Session, growth: Growth) -> None:
+    def _abandon(self, session: Branch, growth: Growth) -> None:
         manager = self._manager()
         self.thread.post(lambda: manager.leave(session, growth)).add_done_callback(_logged)
 

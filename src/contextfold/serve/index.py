@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import replace
 
+from contextfold.core.driver import Driver
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message
 from contextfold.core.protocols import SessionRecord, SharedStore, Store, Strategy
@@ -20,7 +21,7 @@ from contextfold.serve.conversation import Conversation, chain_hashes
 from contextfold.serve.learning import IdleEnds
 from contextfold.serve.markers import Markers, reply_key
 from contextfold.serve.replicas import branch_meta
-from contextfold.serve.turns import Session
+from contextfold.serve.turns import Branch
 
 __all__ = ["SessionIndex"]
 
@@ -50,17 +51,20 @@ class SessionIndex:
         make_strategy: Callable[[], Strategy],
         counter: TokenCounter,
         *,
+        budget: int | None = None,
         ends: IdleEnds | None = None,
         markers: Markers | None = None,
     ) -> None:
         self.store = store
+        self.budget = budget
+        """Each session's view is fitted to it (None: no limit)."""
         self.ends = ends
         """With ``serve --learn``: idle sessions are recorded as ended (:mod:`.learning`)."""
         self.markers = markers or Markers()
         """The strategy's marker lines: cut from replies, hashed without (:mod:`.markers`)."""
         self.make_strategy = make_strategy
         self.counter = counter
-        self.sessions: dict[str, Session] = {}
+        self.sessions: dict[str, Branch] = {}
         self._index: dict[str, list[tuple[str, int]]] = {}
         self._reserved: set[str] = set()
         """Ids of sessions created by requests still in flight."""
@@ -148,14 +152,14 @@ class SessionIndex:
 
     # -- matching and branching
 
-    def _longest_prefix(self, conv: Conversation) -> tuple[int, list[Session]]:
+    def _longest_prefix(self, conv: Conversation) -> tuple[int, list[Branch]]:
         for k in range(len(conv.chain) - 1, -1, -1):
             found = self._index.get(conv.chain[k])
             if found:
                 return k, [self.sessions[sid] for sid, _ in found]
         return -1, []
 
-    def _branch(self, conv: Conversation, family: str, k: int, parent: Session | None) -> Session:
+    def _branch(self, conv: Conversation, family: str, k: int, parent: Branch | None) -> Branch:
         """A new session holding the first ``k`` steps of ``conv`` (a copy of ``parent``'s)."""
         forked = parent is not None and k > 0
         meta = branch_meta(family, parent.id if forked and parent else None, k)
@@ -165,7 +169,8 @@ class SessionIndex:
         history = History(
             conv.system, counter=self.counter, store=buffer, session_id=session_id, meta=meta
         )
-        return Session(session_id, family, history, self.make_strategy(), buffer, [], 0)
+        driver = Driver(self.make_strategy(), history, budget=self.budget)
+        return Branch(session_id, family, driver, buffer, [], 0)
 
     def _new_id(self, family: str) -> str:
         if not family:
@@ -177,23 +182,21 @@ class SessionIndex:
             candidate = f"{family}~{n}"
         return candidate
 
-    def _reopen(self, session_id: str, family: str, record: SessionRecord | None = None) -> Session:
+    def _reopen(self, session_id: str, family: str, record: SessionRecord | None = None) -> Branch:
         buffer = BufferedStore(self.store)
         if record is None:
             record = self.store.load_session(session_id)
         history = History.from_record(buffer, record, counter=self.counter)
-        strategy = self.make_strategy()
-        for step in history.steps:
-            strategy.observe(step, history)
+        driver = Driver.resumed(self.make_strategy(), history, budget=self.budget)
         steps = [s.messages for s in history.steps]
         chain = chain_hashes(family, history.system, steps, self.markers.shown)
-        session = Session(session_id, family, history, strategy, buffer, chain, len(history))
+        session = Branch(session_id, family, driver, buffer, chain, len(history))
         session.folds = len(history.folds)
         self.sessions[session_id] = session
         if self.ends is not None:
             self.ends.seen(session_id)
         return session
 
-    def _index_from(self, session: Session, start: int) -> None:
+    def _index_from(self, session: Branch, start: int) -> None:
         for k in range(start, session.committed + 1):
             self._index.setdefault(session.chain[k], []).append((session.id, k))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from contextfold.core.protocols import Learning
 
 if TYPE_CHECKING:
-    from contextfold.serve.sessions import Session
+    from contextfold.serve.turns import Branch
 
 __all__ = ["IdleEnds"]
 
@@ -58,7 +58,7 @@ class IdleEnds:
         """The session was loaded or reopened: idle from now on, unless used before."""
         self._used.setdefault(session_id, self.clock())
 
-    def sweep(self, sessions: Mapping[str, Session]) -> None:
+    def sweep(self, sessions: Mapping[str, Branch]) -> None:
         """Record the sessions idle for ``idle`` seconds as ended (a busy one is used again
         when its request ends)."""
         now, recorded = self.clock(), False
@@ -72,7 +72,7 @@ class IdleEnds:
                 continue
             self.ended.add(session_id)
             if isinstance(session.strategy, Learning):
-                session.strategy.end(session.history)
+                session.driver.end()
                 recorded = True
         if recorded and self.on_end is not None:
             self.on_end()

@@ -11,25 +11,25 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from contextfold.core.driver import Driver
 from contextfold.core.errors import ContextBudgetError, StoreConflictError
 from contextfold.core.messages import Message
-from contextfold.core.pipeline import fold_due, prepare_view
+from contextfold.core.pipeline import Rendered
 from contextfold.core.protocols import (
     SharedStore,
     Store,
     Strategy,
 )
 from contextfold.core.tokens import TokenCounter
-from contextfold.core.view import View
 from contextfold.serve.conversation import Conversation
 from contextfold.serve.errors import ApiError
 from contextfold.serve.index import SessionIndex
 from contextfold.serve.learning import IdleEnds
 from contextfold.serve.markers import Markers
 from contextfold.serve.replicas import SentCall, branch_meta, shared_steps, write_branch
-from contextfold.serve.turns import Growth, Session, Turn, rebuild
+from contextfold.serve.turns import Branch, Growth, Turn, rebuild
 
-__all__ = ["Claim", "Session", "SessionManager", "Turn"]
+__all__ = ["Branch", "Claim", "SessionManager", "Turn"]
 
 _log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class Claim:
     """A request's hold on a session: as its growth's leader (it extends the session) or as
     a member that joined an identical request in flight."""
 
-    session: Session
+    session: Branch
     growth: Growth
     leader: bool
     conversation: Conversation
@@ -59,9 +59,9 @@ class SessionManager(SessionIndex):
     Threads (see :mod:`contextfold.serve.worker`): the index, the claims and every store call
     run on the proxy's one session thread, in arrival order, each quick, so each SQLite
     connection stays on the thread that opened it. A session's strategy work (append and
-    observe, fold, render, its tools) runs on a worker thread under the session's own lock
-    (:meth:`extend`), so a slow fold holds up only its own session's request, never another
-    session's.
+    observe, fold, render, its tools: the loop step, :class:`~contextfold.core.driver.Driver`)
+    runs on a worker thread under the session's own lock (:meth:`extend`), so a slow fold holds
+    up only its own session's request, never another session's.
 
     Two phases: :meth:`claim` and :meth:`extend` append the new steps through a
     :class:`~contextfold.serve.buffered.BufferedStore`; :meth:`commit` writes them when a
@@ -96,9 +96,10 @@ class SessionManager(SessionIndex):
         ends: IdleEnds | None = None,
         markers: Markers | None = None,
     ) -> None:
-        super().__init__(store, make_strategy, counter, ends=ends, markers=markers)
-        self.budget = budget
-        self._growing: dict[str, Session] = {}
+        super().__init__(
+            store, make_strategy, counter, budget=budget, ends=ends, markers=markers
+        )
+        self._growing: dict[str, Branch] = {}
         """Sessions with requests in flight, by the hash of the conversation they send."""
 
     # -- one request, in one thread (tests, embedding); the proxy runs the parts apart
@@ -161,19 +162,19 @@ class SessionManager(SessionIndex):
         growth.ready.set_result(turn)
         return turn
 
-    def _extend(self, session: Session, growth: Growth, claim: Claim) -> Turn:
-        conv, k = claim.conversation, claim.matched
-        for i in range(len(session.history), len(conv.steps)):
+    def _extend(self, session: Branch, growth: Growth, claim: Claim) -> Turn:
+        conv, k, driver = claim.conversation, claim.matched, session.driver
+        for i in range(len(driver.history), len(conv.steps)):
             messages = conv.steps[i]
             head = claim.heads.get(i, messages[0])  # with the lines the client was not shown
-            step = session.history.append(head, *messages[1:])
-            session.strategy.observe(step, session.history)
-        folds = self._fold(session)
-        view = self._render(session)
+            driver.append(head, *messages[1:])
+        rendered = _prepare(driver)
+        view = rendered.view
         cached = session.cached_through(view)
-        history = session.history
+        history = driver.history
         received = history.system_tokens + sum(s.total_tokens for s in history.steps)
         appended = len(history) - (0 if growth.created else k)
+        folds = len(rendered.folds)
         turn = Turn(session, growth, growth.created, appended, folds, view, received)
         turn.cached_through = cached
         return turn
@@ -241,14 +242,14 @@ class SessionManager(SessionIndex):
         if parent is not None:
             self._index_from(parent, session.committed + 1)
 
-    def leave(self, session: Session, growth: Growth) -> None:
+    def leave(self, session: Branch, growth: Growth) -> None:
         """A member of ``growth`` failed, or its client hung up; the last one to leave
         releases the session, keeping what the growth appended unwritten (the two phases:
         :class:`SessionManager`). On the session thread, after the growth's leader has extended
         (or failed to)."""
         self._leave_member(session, growth)
 
-    def _put_back(self, session: Session) -> None:
+    def _put_back(self, session: Branch) -> None:
         """The session as stored, from memory: steps a failed request left unwritten are
         dropped (the request about to extend it does not hold them). Under its lock."""
         try:
@@ -257,7 +258,7 @@ class SessionManager(SessionIndex):
             session.stale = True
             raise
 
-    def release(self, session: Session) -> None:
+    def release(self, session: Branch) -> None:
         """Free a session no request holds any more. On the session thread."""
         growth, session.growth = session.growth, None
         if growth is not None:
@@ -267,33 +268,27 @@ class SessionManager(SessionIndex):
         if self.sessions.get(session.id) is session and session.stale:  # reread it
             self._index_from(self._reopen(session.id, session.family), session.committed + 1)
 
-    def _leave_member(self, session: Session, growth: Growth) -> None:
+    def _leave_member(self, session: Branch, growth: Growth) -> None:
         growth.members -= 1
         if growth.members == 0:
             growth.open = False
             self.release(session)
 
-    def _drop_growing(self, session: Session, growth: Growth) -> None:
+    def _drop_growing(self, session: Branch, growth: Growth) -> None:
         if self._growing.get(growth.end) is session:
             del self._growing[growth.end]
 
-    # -- the view
-
-    def _fold(self, session: Session) -> int:
-        """Run the folds that are due (:func:`~contextfold.core.pipeline.fold_due`)."""
-        return len(fold_due(session.strategy, session.history, self.budget))
-
-    def _render(self, session: Session) -> View:
-        """The checked view, fitted to the budget (:func:`~contextfold.core.pipeline.prepare_view`,
-        the due folds already run): a view that cannot fit is a 400 the client can act on."""
-        try:
-            rendered = prepare_view(session.strategy, session.history, self.budget, fold=False)
-        except ContextBudgetError as exc:
-            raise ApiError(400, str(exc), param="messages", code="context_length_exceeded") from exc
-        return rendered.view
+def _prepare(driver: Driver) -> Rendered:
+    """The view, the due folds run first and the view fitted to the budget
+    (:meth:`~contextfold.core.driver.Driver.prepare`): a view that cannot fit is a 400 the
+    client can act on."""
+    try:
+        return driver.prepare()
+    except ContextBudgetError as exc:
+        raise ApiError(400, str(exc), param="messages", code="context_length_exceeded") from exc
 
 
-def _holds_unwritten(session: Session, conv: Conversation) -> bool:
+def _holds_unwritten(session: Branch, conv: Conversation) -> bool:
     """Whether ``conv`` holds every step ``session`` has (written or not): compared by the
     hash of the whole history, which ``session.chain`` still holds for unwritten steps."""
     held = len(session.history)

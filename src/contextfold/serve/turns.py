@@ -1,45 +1,34 @@
 """What the proxy holds of a session, and of the requests in flight on it.
 
-A :class:`Session` (one stored branch), its :class:`Growth` (the requests in flight sending the
-same conversation, which share one extension instead of each storing its own copy) and each
-request's :class:`Turn`. One writer per session: only the growth's leader appends and folds.
+A :class:`Branch` (one stored conversation branch: a session of the store), its
+:class:`Growth` (the requests in flight sending the same conversation, which share one
+extension instead of each storing its own copy) and each request's :class:`Turn`. One writer
+per session: only the growth's leader appends and folds. A branch's step (append, fold,
+render, the budget, the strategy's tools) is the loop step every entry point shares
+(:class:`~contextfold.core.driver.Driver`).
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextfold.core.driver import Driver
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, common_prefix
-from contextfold.core.protocols import SessionRecord, Strategy, ToolProvider
+from contextfold.core.protocols import SessionRecord, Strategy
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View
 from contextfold.serve.buffered import BufferedStore
 from contextfold.serve.replicas import SentCall
 
-__all__ = [
-    "MARKS_KEPT",
-    "Growth",
-    "Session",
-    "Turn",
-    "answer_tool",
-    "rebuild",
-    "tool_arguments",
-]
-
-_log = logging.getLogger("contextfold.serve.sessions")
+__all__ = ["MARKS_KEPT", "Branch", "Growth", "Turn", "answer_tool", "rebuild"]
 
 MARKS_KEPT = 64
-"""How many of a session's earlier cache marks :meth:`Session.cached_through` remembers."""
-
-_MAX_ARGUMENTS = 64 * 1024
-"""Characters of a strategy tool call's arguments read at most."""
+"""How many of a session's earlier cache marks :meth:`Branch.cached_through` remembers."""
 
 
 @dataclass(slots=True)
@@ -69,15 +58,16 @@ class Growth:
 
 
 @dataclass(slots=True)
-class Session:
-    """One stored conversation branch and the strategy rendering it: its history (written
-    through a :class:`~contextfold.serve.buffered.BufferedStore`), the hash chain of its steps,
-    and how much of it is in the store; while requests use it, its :class:`Growth`."""
+class Branch:
+    """One stored conversation branch (a session of the store) and the loop step on it: its
+    :class:`~contextfold.core.driver.Driver` (the history, written through a
+    :class:`~contextfold.serve.buffered.BufferedStore`, and the strategy rendering it), the
+    hash chain of its steps, and how much of it is in the store; while requests use it, its
+    :class:`Growth`."""
 
     id: str
     family: str
-    history: History
-    strategy: Strategy
+    driver: Driver
     buffer: BufferedStore
     chain: list[str]
     committed: int
@@ -107,6 +97,14 @@ class Session:
         return through
 
     @property
+    def history(self) -> History:
+        return self.driver.history
+
+    @property
+    def strategy(self) -> Strategy:
+        return self.driver.strategy
+
+    @property
     def busy(self) -> bool:
         return self.growth is not None
 
@@ -116,7 +114,7 @@ class Turn:
     """One request's part of a growth, from the view it sends to commit or discard: the view,
     and the upstream calls it made."""
 
-    session: Session
+    session: Branch
     growth: Growth
     created: bool
     appended: int
@@ -127,7 +125,7 @@ class Turn:
     """The upstream calls of this turn (written at commit; again if moved to a branch)."""
     cached_through: int | None = None
     """How many leading messages of the view an earlier call cached
-    (:meth:`Session.cached_through`)."""
+    (:meth:`Branch.cached_through`)."""
     reply: AssistantMessage | None = None
     """The reply the client gets, as the history will hold it when the client sends it back,
     when that differs from what the client sees (it had marker lines cut): kept at commit."""
@@ -138,8 +136,7 @@ class Turn:
 
     @property
     def own_tools(self) -> list[dict[str, Any]]:
-        strategy = self.session.strategy
-        return strategy.tools() if isinstance(strategy, ToolProvider) else []
+        return self.session.driver.own_tools
 
     def joined(self) -> Turn:
         """The turn of a request that joined this one's growth: the same view, no steps of
@@ -156,7 +153,7 @@ class Turn:
         )
 
 
-def rebuild(session: Session, make_strategy: Callable[[], Strategy], counter: TokenCounter) -> None:
+def rebuild(session: Branch, make_strategy: Callable[[], Strategy], counter: TokenCounter) -> None:
     """Put ``session`` back as it is stored, from what it holds in memory (its steps and fold
     records up to what was written, the chain of hashes of those steps): a new history and
     strategy that observed them again, no store read, nothing counted or hashed again."""
@@ -171,43 +168,12 @@ def rebuild(session: Session, make_strategy: Callable[[], Strategy], counter: To
     )
     session.buffer.discard()
     rebuilt = History.from_record(session.buffer, record, counter=counter)
-    strategy = make_strategy()
-    for step in rebuilt.steps:
-        strategy.observe(step, rebuilt)
-    session.history, session.strategy = rebuilt, strategy
+    session.driver = Driver.resumed(make_strategy(), rebuilt, budget=session.driver.budget)
 
 
 def answer_tool(turn: Turn, name: str, arguments: str) -> str:
-    """Answer a call of one of the strategy's own tools: its answer, or an error text the
-    model reads (never a raise: the arguments come from the model and may be anything).
-    Under the session's lock."""
-    strategy = turn.session.strategy
-    if not isinstance(strategy, ToolProvider):
-        return f"error: the strategy offers no tool {name!r}"
-    parsed = tool_arguments(name, arguments)
-    if isinstance(parsed, str):
-        return parsed
-    try:
-        return strategy.call_tool(name, parsed, turn.session.history)
-    except Exception as exc:  # the strategy broke its contract on hostile arguments
-        _log.warning("contextfold serve: %s(%s) failed: %r", name, arguments[:80], exc)
-        return f"error: {name} could not use these arguments ({type(exc).__name__})"
-
-
-def tool_arguments(name: str, arguments: str) -> dict[str, Any] | str:
-    """The arguments of a call as an object, or the error text to answer it with."""
-    if len(arguments) > _MAX_ARGUMENTS:
-        return f"error: the arguments of {name} are over {_MAX_ARGUMENTS:,} characters"
-    try:
-        parsed = json.loads(arguments or "{}", parse_constant=_no_constant)
-    except RecursionError:
-        return f"error: the arguments of {name} are nested too deeply"
-    except ValueError as exc:  # not JSON, a constant, an integer past int()'s digits
-        return f"error: the arguments of {name} are not valid JSON ({exc})"
-    if not isinstance(parsed, dict):
-        return f"error: the arguments of {name} must be a JSON object"
-    return parsed
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+    """Answer a call of one of the strategy's own tools
+    (:meth:`~contextfold.core.driver.Driver.answer`): its answer, or an error text the model
+    reads (never a raise: the arguments come from the model and may be anything). Under the
+    session's lock."""
+    return turn.session.driver.answer(name, arguments)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
-from contextfold.serve.turns import Session
+from contextfold.serve.turns import Branch
 
 __all__ = ["SessionThread", "SessionWorkers"]
 
@@ -53,7 +53,7 @@ class SessionWorkers:
     def __init__(self, workers: int = DEFAULT_WORKERS) -> None:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="contextfold-work")
 
-    def submit(self, session: Session, fn: Callable[[], T]) -> Future[T]:
+    def submit(self, session: Branch, fn: Callable[[], T]) -> Future[T]:
         """Queue ``fn``, to run holding ``session.lock``."""
 
         def locked() -> T:
@@ -62,7 +62,7 @@ class SessionWorkers:
 
         return self._pool.submit(locked)
 
-    async def run(self, session: Session, fn: Callable[[], T]) -> T:
+    async def run(self, session: Branch, fn: Callable[[], T]) -> T:
         """Run ``fn`` holding ``session.lock`` and await its result."""
         return await asyncio.wrap_future(self.submit(session, fn))
 

@@ -2,18 +2,20 @@
 
 Hand :meth:`Session.prepare` the whole conversation in OpenAI format before every model call and
 send the view it returns; the history, the folds, the budget and the store are handled inside,
-and nothing happens silently.
+and nothing happens silently. The step itself (append, fold, render, the budget, the
+strategy's tools) is the loop step every entry point shares
+(:class:`~contextfold.core.driver.Driver`); a Session adds the messages' checks, the store's
+metadata and resuming.
 """
 
 from __future__ import annotations
 
-import copy
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextfold.core.counters import resolve_counter
+from contextfold.core.driver import Driver
 from contextfold.core.errors import (
     ConfigError,
     ContextFoldError,
@@ -24,8 +26,7 @@ from contextfold.core.experience import Experience
 from contextfold.core.grouping import group_steps
 from contextfold.core.history import History
 from contextfold.core.messages import SystemMessage
-from contextfold.core.pipeline import prepare_view
-from contextfold.core.protocols import Learning, Store, Strategy, ToolProvider
+from contextfold.core.protocols import Learning, Store, Strategy
 from contextfold.core.tokens import TokenCounter
 from contextfold.session.appending import Seen, new_steps
 from contextfold.session.prepared import Prepared, offered_tools
@@ -88,9 +89,9 @@ class Session:
             counter if isinstance(counter, TokenCounter) else resolve_counter(counter)
         )
         self._meta = _meta(strategy, budget, counter)
-        own = self.strategy.tools() if isinstance(self.strategy, ToolProvider) else []
-        self._own, self._own_names = own, {t["function"]["name"] for t in own}
-        self._history: History | None = None
+        self._driver = Driver(self.strategy, History(counter=self.counter), budget=budget)
+        """The loop step; on an empty history until the first :meth:`prepare` starts it."""
+        self._started = False
         self._seen = Seen()
         self._ended = False
         if experience is not None:
@@ -134,9 +135,8 @@ class Session:
         )
         session.store, session.session_id = store, session_id
         history = History.from_record(store, record, counter=session.counter)
-        for step in history.steps:
-            session.strategy.observe(step, history)
-        session._history = history
+        session._driver = Driver.resumed(session.strategy, history, budget=session.budget)
+        session._started = True
         return session
 
     # -- the call ------------------------------------------------------------------------
@@ -154,42 +154,34 @@ class Session:
                 at="messages",
             )
         messages = list(messages)
-        offered = offered_tools(tools, self._own)
+        offered = offered_tools(tools, self._driver.own_tools)
         parsed = self._seen.parse(messages)
         grouped = group_steps(parsed)
         if not grouped.steps:
             raise MessageFormatError("holds no user or assistant message", at="messages")
-        history = self._history if self._history is not None else self._start(grouped.system)
-        fresh = new_steps(history, grouped)
+        if not self._started:
+            self._start(grouped.system)
+        driver = self._driver
+        fresh = new_steps(driver.history, grouped)
         self._seen.remember(messages, parsed)
         for step_messages in fresh:
-            step = history.append(*step_messages)
-            self.strategy.observe(step, history)
-        rendered = prepare_view(self.strategy, history, self.budget)
-        if self.store is not None and self.session_id is not None:
-            self.store.record_call(
-                self.session_id, step=len(history), messages=rendered.view.messages, usage={}
-            )
-        return Prepared.of(rendered, offered, history)
+            driver.append(*step_messages)
+        rendered = driver.prepare()
+        driver.record_call(rendered)
+        return Prepared.of(rendered, offered, driver.history)
 
     def call_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str | None:
         """Answer a call of one of the strategy's own tools (arguments as JSON text or a
-        mapping); bad arguments give an error text. None for any other tool's name."""
-        if not isinstance(self.strategy, ToolProvider) or name not in self._own_names:
-            return None
-        if isinstance(arguments, str) or arguments is None:
-            try:
-                arguments = json.loads(arguments or "{}")
-            except json.JSONDecodeError as exc:
-                return f"error: the arguments of {name} are not valid JSON ({exc})"
-        if not isinstance(arguments, Mapping):
-            return f"error: the arguments of {name} must be a JSON object"
-        return self.strategy.call_tool(name, arguments, self._history_or_empty())
+        mapping); arguments that are not a JSON object, or that the strategy fails on, give
+        an error text. None for any other tool's name
+        (:meth:`~contextfold.core.driver.Driver.call_tool`)."""
+        answer = self._driver.call_tool(name, arguments)
+        return None if answer is None else answer.text
 
     def end(self) -> None:
         """The session is over: a learning strategy adds it to its experience (once)."""
-        if not self._ended and isinstance(self.strategy, Learning):
-            self.strategy.end(self._history_or_empty())
+        if not self._ended:
+            self._driver.end()
         self._ended = True
 
     @property
@@ -197,21 +189,17 @@ class Session:
         """The schemas of the strategy's own tools (``restore``, ``recall``), which
         :meth:`call_tool` answers: what :meth:`prepare` adds to the caller's tools, for a
         framework's adapter to register before the first call."""
-        return copy.deepcopy(self._own)
+        return self._driver.own_tools
 
     @property
     def history(self) -> History | None:
         """The session's history (None before the first :meth:`prepare`)."""
-        return self._history
+        return self._driver.history if self._started else None
 
     # -- helpers -------------------------------------------------------------------------
-    def _history_or_empty(self) -> History:
-        """The history; before the first prepare, an empty one (nothing to restore yet)."""
-        return self._history if self._history is not None else History(counter=self.counter)
-
-    def _start(self, system: SystemMessage | None) -> History:
+    def _start(self, system: SystemMessage | None) -> None:
         try:
-            self._history = History(
+            history = History(
                 system,
                 counter=self.counter,
                 store=self.store,
@@ -221,7 +209,8 @@ class Session:
         except StoreConflictError as exc:
             assert self.session_id is not None
             raise StoreConflictError(_taken(self.session_id)) from exc
-        return self._history
+        self._driver = Driver(self.strategy, history, budget=self.budget)
+        self._started = True
 
 
 def _build(spec: StrategySpec, folder: str | FolderSource | None) -> Strategy:
