@@ -62,10 +62,11 @@ class ToolCall:
         object.__setattr__(self, "arguments", arguments)
 
     def parsed_arguments(self) -> Any:
-        """The decoded arguments; raises :class:`MessageFormatError` on malformed JSON."""
+        """The decoded arguments; raises :class:`MessageFormatError` on malformed JSON (or
+        JSON nested deeper than the decoder goes)."""
         try:
             return json.loads(self.arguments)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise MessageFormatError(
                 f"tool call {self.id!r} ({self.name}) has malformed JSON arguments: {exc}"
             ) from exc

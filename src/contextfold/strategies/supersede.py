@@ -27,7 +27,7 @@ def resource_key(call: ToolCall) -> str:
     """The resource a call reads: its tool name and canonical arguments."""
     try:
         args = json.loads(call.arguments)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # the model's text: it may be anything
         return f"{call.name}:{' '.join(call.arguments.split())}"
     if isinstance(args, dict) and isinstance(args.get("command"), str):
         args = {**args, "command": " ".join(args["command"].split())}

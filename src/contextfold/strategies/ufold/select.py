@@ -93,7 +93,7 @@ def _whole(value: str) -> set[str]:
 def _arguments(text: str) -> Any:
     try:
         return json.loads(text or "{}")
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # the model's text: it may be anything
         return text
 
 
