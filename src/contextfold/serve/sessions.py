@@ -96,9 +96,7 @@ class SessionManager(SessionIndex):
         ends: IdleEnds | None = None,
         markers: Markers | None = None,
     ) -> None:
-        super().__init__(
-            store, make_strategy, counter, budget=budget, ends=ends, markers=markers
-        )
+        super().__init__(store, make_strategy, counter, budget=budget, ends=ends, markers=markers)
         self._growing: dict[str, Branch] = {}
         """Sessions with requests in flight, by the hash of the conversation they send."""
 
@@ -277,6 +275,7 @@ class SessionManager(SessionIndex):
     def _drop_growing(self, session: Branch, growth: Growth) -> None:
         if self._growing.get(growth.end) is session:
             del self._growing[growth.end]
+
 
 def _prepare(driver: Driver) -> Rendered:
     """The view, the due folds run first and the view fitted to the budget
