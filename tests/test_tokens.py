@@ -41,6 +41,7 @@ from contextfold.core.tokens import (
     ApproxCounter,
     HFTokenizerCounter,
     TokenCounter,
+    approx_tokens,
     count_message,
 )
 
@@ -610,3 +611,12 @@ def test_llama_cpp_agrees_with_gguf_counter(
     llama = LlamaCppCounter(smollm2_path)
     assert llama.name == "llama.cpp:SmolLM2-135M-Instruct.Q4_1.gguf"
     assert llama.count_batch(CORPUS) == smollm2.count_batch(CORPUS)
+
+
+def test_the_one_estimator_is_the_approximations_rule() -> None:
+    """Where no counter applies (an opaque blob, the scripted upstreams' usage) text is
+    estimated by ``approx_tokens``: what ``ApproxCounter`` counts for ASCII text."""
+    counter = ApproxCounter()
+    for n in range(0, 40):
+        assert approx_tokens(n) == counter.count("x" * n)
+    assert approx_tokens(5) == 2  # rounded up: any text is at least one token

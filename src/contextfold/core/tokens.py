@@ -2,6 +2,9 @@
 
 A message costs the tokens of its text plus :data:`MESSAGE_OVERHEAD` for the chat template's
 role header and end marker; every counter reads local files only, nothing is downloaded.
+Where no counter applies (an opaque blob, the scripted upstreams' usage, a folding strategy's
+trigger), text is estimated at :data:`CHARS_PER_TOKEN` characters a token
+(:func:`approx_tokens`), the approximation's own rule.
 """
 
 from __future__ import annotations
@@ -14,16 +17,28 @@ from contextfold.core.errors import TokenizerError
 from contextfold.core.messages import Message, message_text
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "MESSAGE_OVERHEAD",
     "ApproxCounter",
     "HFTokenizerCounter",
     "TokenCounter",
+    "approx_tokens",
     "count_message",
     "count_messages",
 ]
 
 MESSAGE_OVERHEAD = 4
 """Tokens a chat template adds around each message (role header, separators, end marker)."""
+
+CHARS_PER_TOKEN = 4
+"""Characters of ASCII text a token stands for in the approximation (the usual average of
+GPT-style BPE on English and code)."""
+
+
+def approx_tokens(chars: int) -> int:
+    """Tokens of ``chars`` characters of ASCII text in the approximation: rounded up, so any
+    text is at least one token (:class:`ApproxCounter` counts text this way)."""
+    return -(-chars // CHARS_PER_TOKEN)
 
 
 @runtime_checkable
@@ -56,9 +71,9 @@ class ApproxCounter:
 
     def count(self, text: str) -> int:
         if text.isascii():
-            return (len(text) + 3) // 4
+            return approx_tokens(len(text))
         non_ascii = sum(1 for ch in text if ord(ch) > 127)
-        return (len(text) - non_ascii + 3) // 4 + non_ascii
+        return approx_tokens(len(text) - non_ascii) + non_ascii
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
         return [self.count(t) for t in texts]

@@ -21,6 +21,7 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.parts import Part
+from contextfold.core.tokens import approx_tokens
 from contextfold.serve.errors import ApiError
 from contextfold.serve.layout import layout_part, raw, template_of
 from contextfold.serve.media import media_tokens
@@ -223,7 +224,7 @@ def _shown(run: _Run, item: dict[str, Any]) -> None:
         texts = [s.get("text", "") for s in summary if isinstance(s, dict)]
         run.shown.append("\n".join(t for t in texts if isinstance(t, str)) or "[reasoning]")
         secret = item.get("encrypted_content")
-        run.tokens += len(secret) // 4 if isinstance(secret, str) else 0
+        run.tokens += approx_tokens(len(secret)) if isinstance(secret, str) else 0
     else:
         run.shown.append(json.dumps(item, ensure_ascii=False, sort_keys=True))
 

@@ -16,12 +16,13 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from contextfold.core.tokens import CHARS_PER_TOKEN, approx_tokens
+
 __all__ = ["ScriptedServer", "echo_reply", "render_prompt"]
 
 ReplyFn = Callable[[dict[str, Any]], dict[str, Any]]
 """The assistant message (an OpenAI dict) answering one request body."""
 
-CHARS_PER_TOKEN = 4
 BLOCK_TOKENS = 16
 
 
@@ -76,7 +77,7 @@ class ScriptedServer:
     def usage(self, body: dict[str, Any], completion: dict[str, Any]) -> dict[str, Any]:
         """Token usage of one call, its cached prefix looked up (and then added) in the cache."""
         text = render_prompt(body)
-        prompt = -(-len(text) // CHARS_PER_TOKEN)
+        prompt = approx_tokens(len(text))
         block_chars = BLOCK_TOKENS * CHARS_PER_TOKEN
         digest, cached, hit = hashlib.blake2b(digest_size=16), 0, True
         with self._lock:
@@ -86,7 +87,7 @@ class ScriptedServer:
                 hit = hit and key in self._blocks
                 cached += BLOCK_TOKENS if hit else 0
                 self._blocks.add(key)
-        out = -(-len(json.dumps(completion)) // CHARS_PER_TOKEN)
+        out = approx_tokens(len(json.dumps(completion)))
         return {
             "prompt_tokens": prompt,
             "completion_tokens": out,

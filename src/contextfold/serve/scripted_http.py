@@ -20,15 +20,25 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
-__all__ = ["Answer", "Received", "Script", "ScriptEnded", "ScriptedHTTP", "tokens"]
+from contextfold.core.tokens import CHARS_PER_TOKEN, approx_tokens
 
-CHARS_PER_TOKEN = 4
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "Answer",
+    "Received",
+    "Script",
+    "ScriptEnded",
+    "ScriptedHTTP",
+    "tokens",
+]
+
 R = TypeVar("R")
 
 
 def tokens(text: str) -> int:
-    """Tokens of ``text`` as the scripted upstreams count them (4 characters each)."""
-    return -(-len(text) // CHARS_PER_TOKEN)
+    """Tokens of ``text`` as the scripted upstreams count them (the approximation's rule,
+    :func:`~contextfold.core.tokens.approx_tokens`: 4 characters each)."""
+    return approx_tokens(len(text))
 
 
 @dataclass(frozen=True, slots=True)

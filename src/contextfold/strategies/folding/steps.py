@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contextfold.core.history import Step
 from contextfold.core.messages import AssistantMessage
+from contextfold.core.tokens import CHARS_PER_TOKEN
 
 __all__ = ["estimate_tokens", "step_text"]
 
@@ -26,10 +27,12 @@ def step_text(step: Step) -> str:
 
 
 def estimate_tokens(step: Step) -> int:
-    """Characters / 4 of a step's text, reasoning excluded (CarryOn's trigger estimate)."""
+    """Characters / :data:`~contextfold.core.tokens.CHARS_PER_TOKEN` of a step's text,
+    reasoning excluded: CarryOn's trigger estimate, rounded down as CarryOn's is (where the
+    summarising strategies fold depends on it, so it is not the approximation's rounding up)."""
     head = step.message
     chars = len(head.content or "")
     if isinstance(head, AssistantMessage):
         chars += sum(len(c.name) + len(c.arguments) for c in head.tool_calls)
     chars += sum(len(r.content) for r in step.results)
-    return chars // 4
+    return chars // CHARS_PER_TOKEN
