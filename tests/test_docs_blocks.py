@@ -142,6 +142,10 @@ PAGES: dict[str, Page] = {
     "serve/langchain.md": Page(
         served="proxy", steps=[(KEYS, "print(model.invoke('Hi.').text)")], prints=["hello"]
     ),
+    "library/loop.md": Page(
+        steps=[("", "")],
+        prints=["3 28 0", "1 failed", "error: the arguments of restore must be a JSON object"],
+    ),
     "library/session.md": Page(
         served="openai",
         steps=[(_CLIENT, "print(reply.choices[0].message.content)"), (_MY_TOOL, "print(output)")],

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from contextfold.agent.loop import Agent, AgentResult
+from contextfold.core.driver import Driver
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage
 from contextfold.core.protocols import Environment, Strategy, ToolProvider, UserSimulator
@@ -51,8 +52,7 @@ def resume(
     :class:`~contextfold.envs.tau2_user.Tau2User` does). Traffic it keeps outside the history
     (telecom's phone tools) is not stored, so it is not replayed.
     """
-    for step in history.steps:
-        strategy.observe(step, history)
+    Driver.resumed(strategy, history)  # the strategy observes every stored step, in order
     replay_tools(history, env, strategy)
     left = max(0, max_steps - model_calls_made(history))
     if left == 0:
