@@ -177,9 +177,9 @@ class Agent:
 
     def _run_tool(self, call: ToolCall) -> str:
         self.result.tool_calls += 1
-        own = self.driver.call_tool(call.name, call.arguments)
+        own = self.driver.call_tool(call.name, call.arguments)  # the strategy's own tools
         if own is not None:
-            self.result.tool_errors += own.error
+            self.result.tool_errors += 1 if own.error else 0
             return own.text
         arguments = tool_arguments(call.name, call.arguments, limit=None)
         if isinstance(arguments, str):

@@ -68,12 +68,20 @@ class Driver:
         self._names = frozenset(t["function"]["name"] for t in self._own)
 
     @classmethod
-    def resumed(cls, strategy: Strategy, history: History, **options: Any) -> Driver:
+    def resumed(
+        cls,
+        strategy: Strategy,
+        history: History,
+        *,
+        budget: int | None = None,
+        fit: bool = True,
+        on_fold: OnFold | None = None,
+    ) -> Driver:
         """A driver on a history that already holds steps (reopened from a store, rebuilt):
         the strategy observes each of them first, in order, as it did live."""
         for step in history.steps:
             strategy.observe(step, history)
-        return cls(strategy, history, **options)
+        return cls(strategy, history, budget=budget, fit=fit, on_fold=on_fold)
 
     # -- the step ------------------------------------------------------------------------
     def append(self, *messages: Message) -> Step:

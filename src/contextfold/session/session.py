@@ -83,7 +83,7 @@ class Session:
             session_id = session_id or f"session-{uuid.uuid4().hex[:16]}"
             if session_id in store.list_sessions():
                 raise StoreConflictError(_taken(session_id))
-        self.budget, self.store, self.session_id = budget, store, session_id
+        self.store, self.session_id = store, session_id
         self.strategy = _build(strategy, folder)
         self.counter: TokenCounter = (
             counter if isinstance(counter, TokenCounter) else resolve_counter(counter)
@@ -190,6 +190,11 @@ class Session:
         :meth:`call_tool` answers: what :meth:`prepare` adds to the caller's tools, for a
         framework's adapter to register before the first call."""
         return self._driver.own_tools
+
+    @property
+    def budget(self) -> int | None:
+        """The view's limit in tokens (None: no limit), as the session was made with it."""
+        return self._driver.budget
 
     @property
     def history(self) -> History | None:
