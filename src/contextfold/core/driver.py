@@ -121,6 +121,12 @@ class Driver:
         """The schemas of the strategy's own tools, which :meth:`call_tool` answers (a copy)."""
         return copy.deepcopy(self._own)
 
+    @property
+    def tool_schemas(self) -> tuple[Mapping[str, Any], ...]:
+        """The same schemas as the strategy gave them, not copied (read them, never change
+        them): for a caller that copies what it sends, once per call."""
+        return tuple(self._own)
+
     def offers(self, name: str) -> bool:
         """Whether ``name`` is one of the strategy's own tools."""
         return name in self._names

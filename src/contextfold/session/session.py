@@ -154,7 +154,7 @@ class Session:
                 at="messages",
             )
         messages = list(messages)
-        offered = offered_tools(tools, self._driver.own_tools)
+        offered = offered_tools(tools, self._driver.tool_schemas)
         parsed = self._seen.parse(messages)
         grouped = group_steps(parsed)
         if not grouped.steps:
