@@ -47,7 +47,7 @@ def test_instances_pass_through() -> None:
         ({"kind": "full"}, "has no 'type'"),
         ("missing.yaml", "does not exist"),
         ("contextfold.nothing:Thing", "cannot import strategy"),
-        ("contextfold.core.errors:ConfigError", "no pydantic 'Config'"),
+        ("contextfold.core.errors:ConfigError", "is not a strategy class: it needs a 'Config'"),
         ("type: [unclosed", "not valid YAML"),
     ],
 )

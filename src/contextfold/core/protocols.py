@@ -1,9 +1,8 @@
 """The extension points, each a small :class:`typing.Protocol` that implementations do not inherit.
 
-A capability beyond ``observe`` and ``render`` is its own protocol (:class:`ToolProvider`,
-:class:`Folding`, :class:`Compacting`, :class:`Grounded`, :class:`Learning`,
-:class:`Marking`), checked with ``isinstance``: a contract declared here, never discovered
-with ``getattr``.
+A strategy's whole contract (:class:`Strategy`, its class :class:`StrategyType` or
+:class:`FoldingStrategyType`, :class:`StrategyConfig`, :class:`Transform`) and its
+capabilities, each checked with ``isinstance``: declared here, never found with ``getattr``.
 """
 
 from __future__ import annotations
@@ -12,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
 
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage
 
@@ -26,6 +27,7 @@ __all__ = [
     "Completion",
     "Environment",
     "Folding",
+    "FoldingStrategyType",
     "Grounded",
     "Learning",
     "Marking",
@@ -34,7 +36,10 @@ __all__ = [
     "SharedStore",
     "Store",
     "Strategy",
+    "StrategyConfig",
+    "StrategyType",
     "ToolProvider",
+    "Transform",
     "Usage",
     "UserSimulator",
 ]
@@ -61,8 +66,78 @@ class Strategy(Protocol):
         ...
 
     def render(self, history: History, budget: int | None) -> View:
-        """The view to send now. Must not mutate ``history``; ``budget`` is in tokens."""
+        """The view to send now; ``budget`` is in tokens.
+
+        It must never alter the history it is given: not its steps, not their messages or
+        events, not its fold log (a fold is :meth:`Folding.fold`'s, before the render). It
+        may update the strategy's own bookkeeping: refold commits its advance of the folded
+        boundary here, and the next render starts from it.
+        """
         ...
+
+
+class StrategyConfig(BaseModel):
+    """A strategy's options, validated from a spec: frozen, unknown fields refused.
+
+    Subclasses declare ``type: Literal["name"] = "name"`` and their own options, each with a
+    default (the registry builds a strategy from its name alone). One that folds with a model
+    is a :class:`~contextfold.strategies.folding.FolderConfig` (its ``folder`` option).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: str
+
+
+@runtime_checkable
+class StrategyType(Protocol):
+    """A strategy class as the registry builds it: ``Config`` validates the spec's options
+    and ``cls(config)`` builds the strategy.
+
+    A class whose ``Config`` is a :class:`~contextfold.strategies.folding.FolderConfig`
+    folds with a model and is a :class:`FoldingStrategyType` instead.
+    """
+
+    @property
+    def Config(self) -> type[StrategyConfig]: ...
+
+    def __call__(self, config: Any, /) -> Strategy:
+        """``config``: an instance of ``Config``."""
+        ...
+
+
+@runtime_checkable
+class FoldingStrategyType(Protocol):
+    """A strategy class that folds with a model: ``cls(config, folder=...)``.
+
+    Its ``Config`` is a :class:`~contextfold.strategies.folding.FolderConfig`; the registry
+    resolves the config's ``folder`` option to a :class:`~contextfold.strategies.folding.Folder`
+    and passes it. One whose ``Config`` is an
+    :class:`~contextfold.strategies.folding.OptionalFolderConfig` also takes ``folder=None``
+    (its model-free mode).
+    """
+
+    @property
+    def Config(self) -> type[StrategyConfig]: ...
+
+    def __call__(self, config: Any, /, *, folder: Any) -> Strategy:
+        """``config``: an instance of ``Config``; ``folder``: a ``Folder`` (or None, above)."""
+        ...
+
+
+@runtime_checkable
+class Transform(Protocol):
+    """A strategy that rewrites a view, so a ``chain`` can run it after others: it observes
+    steps as a :class:`Strategy` does, and :meth:`apply` rewrites the view the previous
+    member left (``render``'s rules hold: the history and the view's messages stay as
+    given; a new view is returned)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def observe(self, step: Step, history: History) -> None: ...
+
+    def apply(self, view: View, history: History, budget: int | None) -> View: ...
 
 
 @runtime_checkable
@@ -87,7 +162,8 @@ class Folding(Protocol):
     """A strategy that folds with a model (the folder), outside ``render``.
 
     Deciding is cheap and happens in ``observe``; folding is :meth:`fold`, called by the loop
-    and the harness before each render; rendering stays pure and byte-identical between folds.
+    and the harness before each render; ``render`` calls no model, and its view stays
+    byte-identical between folds.
     Each fold, accepted or rejected, is appended to the history's fold log
     (:meth:`~contextfold.core.history.History.record_fold`, kept in the store), and the
     strategy's state is derived from that log, so a reopened session renders the same view

@@ -1,18 +1,8 @@
-"""What every strategy's config shares."""
+"""What every strategy's config shares: :class:`~contextfold.core.protocols.StrategyConfig`,
+declared with the rest of the strategy contract and importable from here too."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from contextfold.core.protocols import StrategyConfig
 
 __all__ = ["StrategyConfig"]
-
-
-class StrategyConfig(BaseModel):
-    """Base of every strategy config: frozen, unknown fields refused.
-
-    Subclasses declare ``type: Literal["name"] = "name"`` and their own options.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    type: str

@@ -7,7 +7,7 @@ combine without a strategy of their own; the default chain is clip, then mask.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -15,24 +15,13 @@ from contextfold.core.errors import ConfigError
 from contextfold.core.experience import Experience
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
-from contextfold.core.protocols import Compacting, Folding, Learning, ToolProvider
+from contextfold.core.protocols import Compacting, Folding, Learning, ToolProvider, Transform
 from contextfold.core.view import View
 from contextfold.strategies.base import StrategyConfig
 from contextfold.strategies.transform import TransformStrategy
 
+# Transform is declared in core.protocols; it stays importable from here.
 __all__ = ["ChainConfig", "ChainStrategy", "Transform"]
-
-
-@runtime_checkable
-class Transform(Protocol):
-    """What a chain member must do: observe steps and rewrite a view."""
-
-    @property
-    def name(self) -> str: ...
-
-    def observe(self, step: Step, history: History) -> None: ...
-
-    def apply(self, view: View, history: History, budget: int | None) -> View: ...
 
 
 class ChainConfig(StrategyConfig):

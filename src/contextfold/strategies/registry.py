@@ -8,12 +8,17 @@ import importlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeAlias, TypeGuard
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from contextfold.core.errors import ConfigError
-from contextfold.core.protocols import Strategy
+from contextfold.core.protocols import (
+    FoldingStrategyType,
+    Strategy,
+    StrategyConfig,
+    StrategyType,
+)
 from contextfold.strategies.folding import (
     NO_FOLDER,
     FolderConfig,
@@ -24,7 +29,9 @@ from contextfold.strategies.spec_checks import closest, load_yaml, option_errors
 
 __all__ = [
     "STRATEGIES",
+    "StrategyClass",
     "build_strategy",
+    "folds_with_model",
     "needs_folder",
     "spec_dict",
     "spec_label",
@@ -51,6 +58,9 @@ STRATEGIES: dict[str, str] = {
 }
 """Short names and the classes they stand for; any dotted path works too."""
 
+StrategyClass: TypeAlias = StrategyType | FoldingStrategyType
+"""A class the registry builds strategies from (the contract: :mod:`contextfold.core.protocols`)."""
+
 _YAML_KEY = re.compile(r"^[A-Za-z_][\w-]*\s*:(\s|$)")
 
 
@@ -62,12 +72,12 @@ def build_strategy(
     ``folders`` resolves the folder of a strategy that folds with a model (its ``folder``
     option, else the source's default); without one, only an explicit ``folder`` works.
 
-    Every strategy class has a ``Config`` attribute, a pydantic model (a :class:`StrategyConfig`)
-    with a ``type`` literal and ``extra="forbid"``, and is built as ``cls(config)``. One that folds
-    with a model has a :class:`~contextfold.strategies.folding.FolderConfig` and is built as
-    ``cls(config, folder=...)``; one whose config is an
-    :class:`~contextfold.strategies.folding.OptionalFolderConfig` also has a model-free mode:
-    ``folder=none`` builds it as ``cls(config, folder=None)``. Specs:
+    A strategy class is a :class:`~contextfold.core.protocols.StrategyType`, built as
+    ``cls(config)`` from its ``Config``, or a
+    :class:`~contextfold.core.protocols.FoldingStrategyType` (its ``Config`` a
+    :class:`~contextfold.strategies.folding.FolderConfig`), built as ``cls(config, folder=...)``;
+    one whose config is an :class:`~contextfold.strategies.folding.OptionalFolderConfig` also has
+    a model-free mode: ``folder=none`` builds it as ``cls(config, folder=None)``. Specs:
 
     - a short name from :data:`STRATEGIES` (``"full"``), with optional overrides ``"name key=value
       key=value"`` (values parsed as YAML scalars);
@@ -82,21 +92,33 @@ def build_strategy(
     if not isinstance(kind, str) or not kind:
         raise ConfigError(f"strategy spec {spec!r} has no 'type' naming the strategy")
     cls = strategy_class(kind)
-    config_cls: type[BaseModel] = cls.Config
-    short = kind if kind in STRATEGIES else config_cls.model_fields["type"].default
+    short = kind if kind in STRATEGIES else str(cls.Config.model_fields["type"].default)
     try:
-        config = config_cls.model_validate({"type": short, **options})
+        config = cls.Config.model_validate({"type": short, **options})
     except ValidationError as exc:
-        names = [n for n in config_cls.model_fields if n != "type"]
-        raise ConfigError(option_errors(str(short), exc, names)) from None
-    if isinstance(config, FolderConfig):
-        source = folders if folders is not None else FolderSource()
-        if (config.folder or source.default) == NO_FOLDER:
-            _check_model_free(config, str(short))
-            return cast(Strategy, cls(config, folder=None))
-        folder = source.folder(config.folder, strategy=str(short))
-        return cast(Strategy, cls(config, folder=folder))
-    return cast(Strategy, cls(config))
+        names = [n for n in cls.Config.model_fields if n != "type"]
+        raise ConfigError(option_errors(short, exc, names)) from None
+    if folds_with_model(cls):
+        return _with_folder(cls, config, short, folders if folders is not None else FolderSource())
+    assert isinstance(cls, StrategyType)  # not folding: cls(config), as the contract says
+    return cls(config)
+
+
+def folds_with_model(cls: StrategyClass) -> TypeGuard[FoldingStrategyType]:
+    """Whether a strategy class folds with a model: its ``Config`` is a ``FolderConfig``, so
+    it is built with a ``folder`` (:class:`~contextfold.core.protocols.FoldingStrategyType`)."""
+    return issubclass(cls.Config, FolderConfig)
+
+
+def _with_folder(
+    cls: FoldingStrategyType, config: StrategyConfig, name: str, source: FolderSource
+) -> Strategy:
+    """``cls(config, folder=...)``: the folder the config's ``folder`` option names."""
+    assert isinstance(config, FolderConfig)  # validated by cls.Config, a FolderConfig
+    if (config.folder or source.default) == NO_FOLDER:
+        _check_model_free(config, name)
+        return cls(config, folder=None)
+    return cls(config, folder=source.folder(config.folder, strategy=name))
 
 
 def _check_model_free(config: FolderConfig, name: str) -> None:
@@ -120,8 +142,9 @@ def needs_folder(spec: str | Mapping[str, Any]) -> bool:
     return issubclass(config, FolderConfig)
 
 
-def strategy_class(name: str) -> Any:
-    """The class for a short name or dotted path."""
+def strategy_class(name: str) -> StrategyClass:
+    """The class for a short name or dotted path: one that keeps the strategy contract
+    (:class:`~contextfold.core.protocols.StrategyType`), or a :class:`ConfigError`."""
     path = STRATEGIES.get(name, name)
     module_name, sep, attr = path.partition(":")
     if not sep:
@@ -136,9 +159,17 @@ def strategy_class(name: str) -> Any:
         cls = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"cannot import strategy {path!r}: {exc}") from exc
-    if not hasattr(cls, "Config"):
-        raise ConfigError(f"{path!r} has no pydantic 'Config' attribute; it is not a strategy")
+    if not isinstance(cls, StrategyType) or not _is_config(cls.Config):
+        raise ConfigError(
+            f"{path!r} is not a strategy class: it needs a 'Config' attribute, a subclass of "
+            "contextfold.core.protocols.StrategyConfig (a pydantic model), and is built as "
+            "cls(config)"
+        )
     return cls
+
+
+def _is_config(config: object) -> bool:
+    return isinstance(config, type) and issubclass(config, StrategyConfig)
 
 
 def spec_label(spec: str | Mapping[str, Any]) -> str:
