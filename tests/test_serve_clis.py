@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from contextfold.core.store import open_store
-from contextfold.serve.anthropic_write import write_view
-from contextfold.serve.responses_write import write_input
+from contextfold.serve.apis.anthropic._write import write_view
+from contextfold.serve.apis.responses._write import write_input
 from contextfold.serve.scripted_anthropic import ScriptedAnthropic
 from contextfold.serve.scripted_responses import ScriptedResponses
 from tests._clis import (

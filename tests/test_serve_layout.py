@@ -11,12 +11,12 @@ import pytest
 
 from contextfold.core.grouping import group_steps
 from contextfold.core.messages import Message, SystemMessage, ToolMessage, from_openai, to_openai
-from contextfold.serve.anthropic_cache import Marks
-from contextfold.serve.anthropic_read import read_messages, read_system
-from contextfold.serve.anthropic_write import write_view
+from contextfold.serve.apis.anthropic._cache import Marks
+from contextfold.serve.apis.anthropic._read import read_messages, read_system
+from contextfold.serve.apis.anthropic._write import write_view
+from contextfold.serve.apis.responses._read import read_input
+from contextfold.serve.apis.responses._write import write_input
 from contextfold.serve.build import upstream_spec
-from contextfold.serve.responses_read import read_input
-from contextfold.serve.responses_write import write_input
 from tests._protocols import strip_marks
 
 MARK = {"type": "ephemeral"}

@@ -10,8 +10,8 @@ import re
 import httpx
 import pytest
 
+from contextfold.serve.apis.responses._store import ResponseStore, Stored, stored_bytes
 from contextfold.serve.errors import ApiError
-from contextfold.serve.responses_store import ResponseStore, Stored, stored_bytes
 from contextfold.serve.scripted_responses import ScriptedResponses
 from tests._protocols import CLIENT_KEY, TOKEN, proxy_for
 

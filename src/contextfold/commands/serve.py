@@ -120,7 +120,7 @@ def serve(
         import uvicorn
 
         from contextfold.serve import ServeConfig, build_proxy, create_app
-        from contextfold.serve.app import API_NAMES, served_apis
+        from contextfold.serve.apis import APIS, served_apis
         from contextfold.serve.config import DEFAULT_IDLE_END, redact_url
     except ImportError as exc:
         fail(f"contextfold serve needs {exc.name}: {INSTALL_HINT}")
@@ -158,7 +158,7 @@ def serve(
         proxy.open()  # the store, checked and loaded before the server starts
     except (ContextFoldError, ValueError) as exc:
         fail(str(exc))
-    apis = ", ".join(API_NAMES[a] for a in served_apis(proxy.upstream.wire.api))
+    apis = ", ".join(APIS[a].title for a in served_apis(proxy.upstream.wire.api))
     console.print(
         f"contextfold serve: http://{host}:{port}/v1 -> {redact_url(upstream)}, "
         f"strategy {strategy}; serving {apis}",

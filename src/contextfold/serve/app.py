@@ -16,30 +16,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from contextfold.core.errors import ContextFoldError
-from contextfold.serve.anthropic_api import anthropic_endpoints
-from contextfold.serve.chat_api import chat_endpoints
+from contextfold.serve.apis import APIS, served_apis
 from contextfold.serve.errors import ApiError
 from contextfold.serve.loopback import check_local
 from contextfold.serve.proxy import Proxy
 from contextfold.serve.request import check_token, has_token, upstream_headers
-from contextfold.serve.responses_api import responses_endpoints
-from contextfold.serve.responses_store import ResponseStore
 from contextfold.serve.routes import Endpoint, Handler, Routes
 
-__all__ = ["API_NAMES", "create_app", "served_apis"]
-
-API_NAMES = {
-    "chat": "OpenAI Chat Completions",
-    "anthropic": "Anthropic Messages",
-    "responses": "OpenAI Responses",
-}
-
-
-def served_apis(upstream: str) -> list[str]:
-    """The APIs a proxy serves with an upstream of API ``upstream``: a Chat Completions
-    upstream (or the embedded model) serves all three, translated; an Anthropic or a
-    Responses upstream serves requests of its own API."""
-    return ["chat", "anthropic", "responses"] if upstream == "chat" else [upstream]
+__all__ = ["create_app"]
 
 
 _log = logging.getLogger(__name__)
@@ -49,9 +33,8 @@ def create_app(proxy: Proxy) -> Starlette:
     """The ASGI app serving ``proxy`` (its store opens at start-up, closes at shutdown).
 
     Routes (:mod:`~contextfold.serve.routes`): the APIs the upstream lets the proxy serve
-    (:func:`served_apis`: OpenAI's Chat Completions, :mod:`~contextfold.serve.chat_api`;
-    Anthropic Messages, :mod:`~contextfold.serve.anthropic_api`; OpenAI Responses,
-    :mod:`~contextfold.serve.responses_api`), ``GET /v1/models`` (the upstream's, with the APIs
+    (:func:`~contextfold.serve.apis.served_apis`, each API's routes from its
+    :data:`~contextfold.serve.apis.APIS` entry), ``GET /v1/models`` (the upstream's, with the APIs
     served), ``GET /health`` (no token needed), ``GET /metrics`` (Prometheus text). Every route
     but ``/health`` needs the bearer token unless the proxy runs with ``--no-auth`` on loopback;
     then every route answers only requests addressed to the loopback host from no foreign page
@@ -66,14 +49,8 @@ def create_app(proxy: Proxy) -> Starlette:
         await proxy.stop()
 
     apis = served_apis(proxy.upstream.wire.api)
-    kept = ResponseStore(proxy.config.responses_memory)
-    endpoints = {
-        "chat": lambda: chat_endpoints(proxy),
-        "anthropic": lambda: anthropic_endpoints(proxy),
-        "responses": lambda: responses_endpoints(proxy, kept),
-    }
-    served = [e for api in apis for e in endpoints[api]()]
-    routes = Routes([*served, *_models(proxy, apis), *_operations(proxy, kept)])
+    served = [e for api in apis for e in APIS[api].routes(proxy)]
+    routes = Routes([*served, *_models(proxy, apis), *_operations(proxy)])
     handlers = {404: routes.not_found, 405: routes.not_found}
     return Starlette(
         routes=routes.starlette_routes(lambda e: _guarded(proxy, routes, e)),
@@ -90,16 +67,15 @@ def _models(proxy: Proxy, apis: list[str]) -> list[Endpoint]:
         client = upstream if upstream != "chat" else "chat"  # a provider's: its own API's
         headers = upstream_headers(request.headers, proxy.config.token, client, upstream)
         listing = await proxy.upstream.models(headers)
-        served = {"apis": [API_NAMES[a] for a in apis], "upstream_api": API_NAMES[upstream]}
+        titles = [APIS[a].title for a in apis]
+        served = {"apis": titles, "upstream_api": APIS[upstream].title}
         return JSONResponse({**listing, "contextfold": served})
 
     return [Endpoint("GET", path, models) for path in ("/v1/models", "/models")]
 
 
-def _operations(proxy: Proxy, kept: ResponseStore) -> list[Endpoint]:
+def _operations(proxy: Proxy) -> list[Endpoint]:
     async def metrics(request: Request) -> Response:
-        proxy.metrics.set("responses_kept", len(kept))
-        proxy.metrics.set("responses_kept_bytes", kept.bytes)
         return PlainTextResponse(proxy.render_metrics(), media_type="text/plain; version=0.0.4")
 
     async def health(request: Request) -> Response:

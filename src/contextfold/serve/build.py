@@ -12,14 +12,11 @@ from contextfold.core.errors import ConfigError, StoreError
 from contextfold.core.experience import Experience
 from contextfold.core.protocols import Learning, Marking, Store, Strategy
 from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, is_postgres_url
-from contextfold.serve.anthropic_wire import AnthropicWire
-from contextfold.serve.chat_wire import ChatWire
+from contextfold.serve.apis import APIS
 from contextfold.serve.config import ServeConfig, redact_url
-from contextfold.serve.exchange import Wire
 from contextfold.serve.learning import IdleEnds
 from contextfold.serve.markers import Markers
 from contextfold.serve.proxy import Proxy
-from contextfold.serve.responses_wire import ResponsesWire
 from contextfold.serve.sessions import SessionManager
 from contextfold.serve.upstream import HttpUpstream, Upstream
 
@@ -80,7 +77,7 @@ def upstream_spec(spec: str) -> tuple[str, str]:
     ``chat:URL`` or a bare URL: Chat Completions); a ValueError saying what is accepted.
     An Anthropic URL without its ``/v1`` gets it (the SDK's base URLs have none)."""
     api, _, rest = spec.partition(":")
-    api, url = (api, rest) if api in ("anthropic", "responses", "chat") else ("chat", spec)
+    api, url = (api, rest) if api in APIS else ("chat", spec)
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"{UPSTREAM_HELP}; got {redact_url(spec)!r}")
     url = url.rstrip("/")
@@ -94,7 +91,7 @@ def make_upstream(config: ServeConfig) -> Upstream:
         api, url = upstream_spec(config.upstream)
         return HttpUpstream(
             url,
-            wire=_WIRES[api](),
+            wire=APIS[api].wire(),
             timeout=config.timeout,
             key=config.upstream_key,
             max_connections=config.max_upstream_connections,
@@ -104,13 +101,6 @@ def make_upstream(config: ServeConfig) -> Upstream:
     from contextfold.serve.local_upstream import LocalUpstream
 
     return LocalUpstream(lambda: LocalModel(n_threads=config.threads))
-
-
-_WIRES: dict[str, Callable[[], Wire]] = {
-    "chat": ChatWire,
-    "anthropic": AnthropicWire,
-    "responses": ResponsesWire,
-}
 
 
 def make_strategy_factory(

@@ -18,7 +18,7 @@ from contextfold.core.view import Provenance
 from contextfold.serve.conversation import Conversation
 
 if TYPE_CHECKING:
-    from contextfold.serve.anthropic_cache import Marks
+    from contextfold.serve.apis.anthropic._cache import Marks
     from contextfold.serve.errors import ApiError
 
 __all__ = [

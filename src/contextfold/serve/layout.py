@@ -90,14 +90,15 @@ def layout_part(
     blocks add to the message's text, ``tokens`` what they add beyond it (images); ``more``
     are the API's own notes (where a client message began).
 
-    The API edges (:mod:`.anthropic_read`, :mod:`.responses_read`) read each message's blocks
-    (or items) into one of the four message kinds: its text joined into ``content``, its calls
-    into ``tool_calls``, and everything else kept. What the message kind cannot say (how the
-    text was split into blocks, a thinking block, an image, an item's id) is its *template*: the
-    client's own JSON with each text replaced by its length (an int where the API has a string:
-    ``{"type": "text", "text": 12}``), each call by ``{"$call": k}`` beside the call's other
-    keys, and each block kept whole (a thinking block, an image) as ``{"$raw": block}``. A
-    message whose template is the canonical one (one text block, then its calls) carries none.
+    The API edges (:mod:`~contextfold.serve.apis.anthropic._read`,
+    :mod:`~contextfold.serve.apis.responses._read`) read each message's blocks (or items) into one
+    of the four message kinds: its text joined into ``content``, its calls into ``tool_calls``, and
+    everything else kept. What the message kind cannot say (how the text was split into blocks, a
+    thinking block, an image, an item's id) is its *template*: the client's own JSON with each text
+    replaced by its length (an int where the API has a string: ``{"type": "text", "text": 12}``),
+    each call by ``{"$call": k}`` beside the call's other keys, and each block kept whole (a
+    thinking block, an image) as ``{"$raw": block}``. A message whose template is the canonical one
+    (one text block, then its calls) carries none.
     """
     value = {"t": template, "h": _digest(text), **more}
     return Part.of(f"{api}:layout", value, text=shown, tokens=tokens)

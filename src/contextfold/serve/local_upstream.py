@@ -17,7 +17,7 @@ from typing import Any
 from contextfold.core.errors import ContextFoldError
 from contextfold.core.messages import from_openai, to_openai
 from contextfold.core.protocols import Completion, Model
-from contextfold.serve.chat_wire import ChatWire
+from contextfold.serve.apis.chat.wire import ChatWire
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.upstream import Pool
 

@@ -15,8 +15,8 @@ from dataclasses import replace
 from typing import Any
 
 from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage, to_openai
+from contextfold.serve.apis.chat.media import after_results, carried
 from contextfold.serve.body import NotPortable, strict_json
-from contextfold.serve.chat_media import after_results, carried
 from contextfold.serve.exchange import ClientRequest
 
 __all__ = ["chat_base", "chat_messages", "chat_tools", "from_chat"]
@@ -132,7 +132,7 @@ def _tool_choice(api: str, choice: Any) -> Any:
 
 def chat_messages(messages: Sequence[Message], request: ClientRequest) -> list[dict[str, Any]]:
     """The conversation as Chat Completions messages (a custom tool's input as ``{"input"}``;
-    images and ``is_error`` carried as :mod:`.chat_media` says)."""
+    images and ``is_error`` carried as :mod:`~contextfold.serve.apis.chat.media` says)."""
     out: list[dict[str, Any]] = []
     images: list[dict[str, Any]] = []  # of the tool results just written, sent after them
     results: list[str] = []

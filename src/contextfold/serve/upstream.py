@@ -97,7 +97,7 @@ class HttpUpstream:
         max_connections: int = 64,
         pool_wait: float = 5.0,
     ) -> None:
-        from contextfold.serve.chat_wire import ChatWire
+        from contextfold.serve.apis.chat.wire import ChatWire
 
         self.base_url = base_url.rstrip("/")
         self.wire: Wire = wire or ChatWire()

@@ -83,15 +83,15 @@ class OwnProxy:
 
     def _check_api(self, upstream: str) -> None:
         """Raise unless the upstream lets the proxy serve the CLI's API."""
-        from contextfold.serve.app import API_NAMES, served_apis
+        from contextfold.serve.apis import APIS, served_apis
         from contextfold.serve.config import redact_url
 
         served = served_apis(upstream)
         if self.api not in served:
             raise WrapError(
                 f"--upstream {redact_url(self.config.upstream)} serves "
-                f"{' and '.join(API_NAMES[a] for a in served)}, not the CLI's "
-                f"{API_NAMES[self.api]}: give {self.api}:URL, a Chat Completions base URL "
+                f"{' and '.join(APIS[a].title for a in served)}, not the CLI's "
+                f"{APIS[self.api].title}: give {self.api}:URL, a Chat Completions base URL "
                 "or local"
             )
 

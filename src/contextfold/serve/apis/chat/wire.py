@@ -2,8 +2,8 @@
 the view written as its body, its replies (whole or streamed) read back.
 
 Requests of every API can go to such an upstream: a Chat Completions request's own options go
-as they came; the others' are translated (:mod:`.translate`). Streamed text and reasoning are
-passed on as they arrive; tool-call deltas are put back together and read at the end.
+as they came; the others' are translated (:mod:`~contextfold.serve.translate`). Streamed text and
+reasoning are passed on as they arrive; tool-call deltas are put back together and read at the end.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ responses fold through the proxy (to a Responses upstream, or translated to Chat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -14,14 +14,14 @@ from starlette.responses import JSONResponse, Response
 
 from contextfold.core.messages import SystemMessage
 from contextfold.serve.answer import answer
+from contextfold.serve.apis.responses._client import ResponsesWriter
+from contextfold.serve.apis.responses._read import read_input
+from contextfold.serve.apis.responses._store import ResponseStore, Stored
 from contextfold.serve.conversation import Shown, conversation_of
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest
 from contextfold.serve.proxy import Proxy
 from contextfold.serve.request import family_of, json_object, read_body, upstream_headers
-from contextfold.serve.responses_client import ResponsesWriter
-from contextfold.serve.responses_read import read_input
-from contextfold.serve.responses_store import ResponseStore, Stored
 from contextfold.serve.routes import Endpoint, responses_error
 
 __all__ = ["parse_responses_request", "responses_endpoints"]
@@ -29,18 +29,26 @@ __all__ = ["parse_responses_request", "responses_endpoints"]
 _KINDS = {"custom": "custom_tool_call", "local_shell": "local_shell_call"}
 
 
-def responses_endpoints(proxy: Proxy, store: ResponseStore) -> list[Endpoint]:
-    """The Responses routes, their answers kept in ``store``.
+def responses_endpoints(proxy: Proxy) -> list[Endpoint]:
+    """The Responses routes, their answers kept in memory (``--responses-memory``; the
+    ``responses_kept`` gauges say how much).
 
     A request's ``instructions`` and ``input`` (a string, or items: messages, function, custom
     and local-shell calls and their outputs, reasoning) are read into the conversation's
-    messages (:mod:`.responses_read`); with ``previous_response_id`` the input starts with
-    everything that response continued (:mod:`.responses_store`), so a client that sends only
+    messages (:mod:`._read`); with ``previous_response_id`` the input starts with
+    everything that response continued (:mod:`._store`), so a client that sends only
     its new input continues its session. The view goes to a Responses upstream as a stateless
     Responses body with the client's options and tools, or translated to a Chat Completions
-    upstream (:mod:`.translate`). ``POST /v1/responses/compact`` (Codex's remote compaction) is
-    not served: the proxy manages the context itself, and says so in a 404 the client can read.
+    upstream (:mod:`~contextfold.serve.translate`). ``POST /v1/responses/compact`` (Codex's remote
+    compaction) is not served: the proxy manages the context itself, and says so in a 404 the
+    client can read.
     """
+
+    store = ResponseStore(proxy.config.responses_memory)
+
+    def gauges() -> None:
+        proxy.metrics.set("responses_kept", len(store))
+        proxy.metrics.set("responses_kept_bytes", store.bytes)
 
     async def create(request: Request) -> Response:
         data = await read_body(request, proxy.config.max_body)
@@ -52,7 +60,7 @@ def responses_endpoints(proxy: Proxy, store: ResponseStore) -> list[Endpoint]:
             )
 
         parsed = await anyio.to_thread.run_sync(parse)  # off the loop: a body may be large
-        writer = ResponsesWriter(parsed, _keeper(parsed, store))
+        writer = ResponsesWriter(parsed, _keeper(parsed, store, gauges))
         return await answer(proxy, parsed, writer, request.receive)
 
     async def get(request: Request) -> Response:
@@ -62,6 +70,7 @@ def responses_endpoints(proxy: Proxy, store: ResponseStore) -> list[Endpoint]:
         response_id = _id(request)
         store.get(response_id)  # a 404 when unknown
         store.delete(response_id)
+        gauges()
         return JSONResponse({"id": response_id, "object": "response.deleted", "deleted": True})
 
     async def compact(request: Request) -> Response:
@@ -84,7 +93,7 @@ def _id(request: Request) -> str:
     return str(request.path_params["response_id"])
 
 
-def _keeper(request: ClientRequest, store: ResponseStore) -> Any:
+def _keeper(request: ClientRequest, store: ResponseStore, kept: Callable[[], None]) -> Any:
     """Keeps a finished response, unless the client said ``store: false``."""
     previous = request.body.get("previous_response_id")
     new_input = _new_input(request.body.get("input"))
@@ -92,6 +101,7 @@ def _keeper(request: ClientRequest, store: ResponseStore) -> Any:
     def keep(response: dict[str, Any]) -> None:
         if request.body.get("store", True) is not False:
             store.put(Stored(previous, new_input, response))
+            kept()
 
     return keep
 

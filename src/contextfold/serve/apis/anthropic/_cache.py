@@ -14,7 +14,7 @@ from typing import Any
 
 from contextfold.core.messages import Message, ToolMessage
 from contextfold.core.view import Provenance
-from contextfold.serve.anthropic_write import Written
+from contextfold.serve.apis.anthropic._write import Written
 
 __all__ = ["MAX_BREAKPOINTS", "Marker", "Marks", "place_breakpoints"]
 

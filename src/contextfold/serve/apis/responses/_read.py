@@ -2,7 +2,7 @@
 
 Strategies see only the four message kinds; everything they have no field for (reasoning with
 its ``encrypted_content``, an item's id and status, images) stays in the message's layout
-(:mod:`.layout`) and is written back as it came (:mod:`.responses_write`).
+(:mod:`~contextfold.serve.layout`) and is written back as it came (:mod:`._write`).
 """
 
 from __future__ import annotations
@@ -77,8 +77,9 @@ def read_input(raw: Any, where: str = "input", *, system_first: bool = False) ->
     and shell calls; each ``*_call_output`` is a :class:`~contextfold.core.messages.ToolMessage`.
     Everything the message kinds have no field for (reasoning with its ``encrypted_content``,
     an item's id and status, images, a developer role) stays in the message's layout
-    (:mod:`.layout`) and is written back as it came (:mod:`.responses_write`). The request's
-    ``instructions`` is the system message (:func:`.responses_api.parse_responses_request`).
+    (:mod:`~contextfold.serve.layout`) and is written back as it came (:mod:`._write`). The
+    request's ``instructions`` is the system message
+    (:func:`._routes.parse_responses_request`).
     """
     if isinstance(raw, str):
         return [(where, UserMessage(raw))]

@@ -1,6 +1,6 @@
 """An Anthropic Messages upstream: the view written as a Messages body, with the client's
 options, tools and headers as it sent them and the cache breakpoints placed
-(:mod:`.anthropic_cache`); replies, whole or streamed in Anthropic's event sequence, read back.
+(:mod:`._cache`); replies, whole or streamed in Anthropic's event sequence, read back.
 """
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextfold.serve.anthropic_cache import place_breakpoints
-from contextfold.serve.anthropic_read import read_assistant
-from contextfold.serve.anthropic_shapes import check_event, check_message
-from contextfold.serve.anthropic_write import write_view
+from contextfold.serve.apis.anthropic._cache import place_breakpoints
+from contextfold.serve.apis.anthropic._read import read_assistant
+from contextfold.serve.apis.anthropic._shapes import check_event, check_message
+from contextfold.serve.apis.anthropic._write import write_view
 from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Api, Call, Delta, Reply
@@ -99,7 +99,7 @@ def _assistant(content: Any, where: str) -> Any:
 @dataclass(slots=True)
 class AnthropicReader:
     """One streamed Messages reply, put back together from its events (each checked first:
-    :mod:`.anthropic_shapes`)."""
+    :mod:`._shapes`)."""
 
     where: str
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)

@@ -14,7 +14,7 @@ import uuid
 from typing import Any
 
 from contextfold.core.messages import AssistantMessage, ToolCall
-from contextfold.serve.anthropic_write import API, assistant_blocks, tool_input
+from contextfold.serve.apis.anthropic._write import API, assistant_blocks, tool_input
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply
 from contextfold.serve.layout import layout_of

@@ -14,9 +14,9 @@ from starlette.responses import JSONResponse, Response
 
 from contextfold.core.tokens import count_messages
 from contextfold.serve.answer import answer
-from contextfold.serve.anthropic_cache import Marks
-from contextfold.serve.anthropic_client import AnthropicWriter
-from contextfold.serve.anthropic_read import read_messages, read_system
+from contextfold.serve.apis.anthropic._cache import Marks
+from contextfold.serve.apis.anthropic._client import AnthropicWriter
+from contextfold.serve.apis.anthropic._read import read_messages, read_system
 from contextfold.serve.conversation import Shown, conversation_of
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest
@@ -31,12 +31,12 @@ __all__ = ["anthropic_endpoints", "parse_messages_request"]
 def anthropic_endpoints(proxy: Proxy) -> list[Endpoint]:
     """The Messages routes.
 
-    A request is read into the conversation's messages (:mod:`.anthropic_read`; its
+    A request is read into the conversation's messages (:mod:`._read`; its
     ``cache_control`` markers kept apart), the strategy renders its view, and the view goes to an
     Anthropic upstream as a Messages body with the client's options, tools, query
     (``?beta=true``), ``anthropic-version``, ``anthropic-beta`` and ``x-api-key`` as it sent
-    them, or translated to a Chat Completions upstream (:mod:`.translate`). ``count_tokens`` is
-    the upstream's own count with an Anthropic upstream, else the proxy's count.
+    them, or translated to a Chat Completions upstream (:mod:`~contextfold.serve.translate`).
+    ``count_tokens`` is the upstream's own count with an Anthropic upstream, else the proxy's count.
     """
 
     async def messages(request: Request) -> Response:

@@ -1,6 +1,7 @@
 """What the proxy reads of an Anthropic upstream's replies: the message, whole, and each
-event of its stream (:func:`check_message`, :func:`check_event`; see :mod:`.shapes`). The
-content blocks themselves are read (and checked) by :mod:`.anthropic_read`."""
+event of its stream (:func:`check_message`, :func:`check_event`; see
+:mod:`~contextfold.serve.shapes`). The content blocks themselves are read (and checked) by
+:mod:`._read`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Anthropic Messages content read into the conversation's messages.
 
 Strategies see only the four message kinds; every block they have no field for is kept in the
-message's layout (:mod:`.layout`), so the message is written back as it came
-(:mod:`.anthropic_write`), and the ``cache_control`` markers are kept apart (:class:`Marks`).
+message's layout (:mod:`~contextfold.serve.layout`), so the message is written back as it came
+(:mod:`._write`), and the ``cache_control`` markers are kept apart (:class:`Marks`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.parts import Part
-from contextfold.serve.anthropic_cache import Marks
+from contextfold.serve.apis.anthropic._cache import Marks
 from contextfold.serve.errors import ApiError
 from contextfold.serve.layout import layout_part, raw, template_of
 from contextfold.serve.media import media_tokens
@@ -85,8 +85,8 @@ def read_messages(raw: Any, marks: Marks) -> list[Labeled]:
     ``tool_result`` block and a :class:`~contextfold.core.messages.UserMessage` for its text.
     Every other block (thinking and redacted thinking with their signatures, server tool use and
     its results, images, documents) is kept whole, in place, in the message's layout
-    (:mod:`.layout`), so the message is written back as it came (:mod:`.anthropic_write`). The
-    ``cache_control`` markers are not part of a message (a client moves them from turn to
+    (:mod:`~contextfold.serve.layout`), so the message is written back as it came (:mod:`._write`).
+    The ``cache_control`` markers are not part of a message (a client moves them from turn to
     turn): they are taken out and kept apart (:class:`Marks`), by message and block.
     """
     if not isinstance(raw, list) or not raw:

@@ -1,7 +1,7 @@
 """What the proxy reads of an OpenAI Responses upstream's replies: the response object, whole,
 and each event of its stream (:func:`check_response`, :func:`check_event`; see
-:mod:`.shapes`). The output items themselves are read (and checked) by
-:mod:`.responses_read`."""
+:mod:`~contextfold.serve.shapes`). The output items themselves are read (and checked) by
+:mod:`._read`."""
 
 from __future__ import annotations
 

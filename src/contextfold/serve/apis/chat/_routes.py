@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from contextfold.serve.answer import answer
-from contextfold.serve.chat_client import ChatWriter
+from contextfold.serve.apis.chat._client import ChatWriter
 from contextfold.serve.proxy import Proxy
 from contextfold.serve.request import parse_chat, read_body
 from contextfold.serve.routes import Endpoint

@@ -2,7 +2,7 @@
 
 Both are in OpenAI's own shapes and event sequence (:class:`ResponsesStream`), so the openai
 SDK and Codex read them unchanged; each answer is kept for ``previous_response_id``
-(:mod:`.responses_store`) unless the client said ``store: false``.
+(:mod:`._store`) unless the client said ``store: false``.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from contextfold.core.messages import AssistantMessage, ToolCall
+from contextfold.serve.apis.responses._write import assistant_items, call_item
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply
-from contextfold.serve.responses_write import assistant_items, call_item
 from contextfold.serve.routes import responses_error
 from contextfold.serve.stops import to_responses
 from contextfold.serve.streaming import sse
@@ -117,8 +117,8 @@ class ResponsesStream:
     (reasoning) whole as they finish; a ``message`` item for each of the upstream's; the
     client's calls in place once the last round has ended
     (``response.function_call_arguments.delta`` or ``response.custom_tool_call_input.delta``);
-    then ``response.completed`` (or ``response.incomplete``: :mod:`.stops`) with the whole
-    response.
+    then ``response.completed`` (or ``response.incomplete``: :mod:`~contextfold.serve.stops`) with
+    the whole response.
     """
 
     def __init__(self, writer: ResponsesWriter) -> None:

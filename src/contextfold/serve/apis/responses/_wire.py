@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contextfold.serve.chat_wire import bearer
+from contextfold.serve.apis.chat.wire import bearer
+from contextfold.serve.apis.responses._read import read_output
+from contextfold.serve.apis.responses._shapes import check_event, check_response
+from contextfold.serve.apis.responses._write import write_input
 from contextfold.serve.errors import ApiError, UpstreamError, event_status
 from contextfold.serve.exchange import Api, Call, Delta, Reply
-from contextfold.serve.responses_read import read_output
-from contextfold.serve.responses_shapes import check_event, check_response
-from contextfold.serve.responses_write import write_input
 from contextfold.serve.stops import from_responses
 
 __all__ = ["ResponsesReader", "ResponsesWire", "read_response"]

@@ -1,0 +1,13 @@
+"""OpenAI's Responses API: its routes (``POST``, ``GET`` and ``DELETE /v1/responses``), requests
+read into history steps (``previous_response_id`` from the answers kept), answers written back
+whole or streamed, and the wire to a Responses upstream."""
+
+from __future__ import annotations
+
+from contextfold.serve.apis.responses._routes import responses_endpoints
+from contextfold.serve.apis.responses._wire import ResponsesWire
+from contextfold.serve.apis.spec import ApiSpec
+
+__all__ = ["RESPONSES"]
+
+RESPONSES = ApiSpec("responses", "OpenAI Responses", responses_endpoints, ResponsesWire)

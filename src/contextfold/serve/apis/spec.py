@@ -1,0 +1,31 @@
+"""What an API the proxy speaks provides: :class:`ApiSpec`, one per ``apis/<api>/``
+subpackage, looked up by name in :data:`~contextfold.serve.apis.APIS`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from contextfold.serve.exchange import Wire
+    from contextfold.serve.proxy import Proxy
+    from contextfold.serve.routes import Endpoint
+
+__all__ = ["ApiSpec"]
+
+
+@dataclass(frozen=True, slots=True)
+class ApiSpec:
+    """One API: its client side (the routes that read a request and write the answer, whole
+    or streamed) and its upstream side (the :class:`~contextfold.serve.exchange.Wire` that
+    writes a call's body and reads the reply, whole or streamed)."""
+
+    name: str
+    """Its name in ``--upstream NAME:URL`` and in :data:`APIS` (``chat``)."""
+    title: str
+    """What clients and logs call it (``OpenAI Chat Completions``)."""
+    routes: Callable[[Proxy], list[Endpoint]]
+    """The endpoints serving its clients through ``proxy``."""
+    wire: Callable[[], Wire]
+    """A wire for an upstream of this API."""
