@@ -136,10 +136,10 @@ def needs_folder(spec: str | Mapping[str, Any]) -> bool:
     kind = options.get("type")
     if not isinstance(kind, str) or not kind:
         return False
-    config = strategy_class(kind).Config
-    if issubclass(config, OptionalFolderConfig) and options.get("folder") == NO_FOLDER:
+    cls = strategy_class(kind)
+    if issubclass(cls.Config, OptionalFolderConfig) and options.get("folder") == NO_FOLDER:
         return False
-    return issubclass(config, FolderConfig)
+    return folds_with_model(cls)
 
 
 def strategy_class(name: str) -> StrategyClass:
