@@ -144,3 +144,22 @@ def test_transform_is_declared_in_core_and_still_imported_from_chain() -> None:
     assert ChainTransform is Transform
     assert isinstance(build_strategy("clip"), Transform)
     assert not isinstance(build_strategy("summary folder=scripted"), Transform)
+
+
+class _Scribbler:
+    """Breaks the render contract: its render writes into the history's metadata."""
+
+    name = "scribbler"
+
+    def observe(self, step: Any, history: History) -> None:
+        pass
+
+    def render(self, history: History, budget: int | None) -> View:
+        history.meta["seen"] = len(history.steps)
+        return build_strategy("full").render(history, budget)
+
+
+def test_the_render_check_catches_a_render_that_alters_the_history() -> None:
+    """The check above can fail: a render that writes the history's metadata is caught."""
+    with pytest.raises(AssertionError):
+        _render_unchanged(_Scribbler(), _history(), None)
