@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from contextfold.core.store import open_store
-from contextfold.serve.scripted import ScriptedServer
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._docs_blocks import DOCS, blocks, page_blocks, run_blocks
 from tests._protocols import TOKEN, proxy_for
 
