@@ -151,6 +151,18 @@ PAGES: dict[str, Page] = {
         steps=[(_CLIENT, "print(reply.choices[0].message.content)"), (_MY_TOOL, "print(output)")],
         prints=["hello", "ran ls"],
     ),
+    "library/testing.md": Page(  # each block starts the scripted model or server it shows
+        steps=[("", "")] * 4,
+        prints=[
+            "answered [('6 * 7', '42')]",
+            "42",
+            "Done: ran pytest.",
+            "2 ['user', 'assistant', 'tool']",
+            "Two files.",
+            "400 invalid_request_error",
+            "['run-1']",
+        ],
+    ),
     "strategies/custom.md": Page(
         steps=[("", ""), ("", _PASSES)],
         prints=["[tests: 40 passed; restore(step=1) shows the output]"],
