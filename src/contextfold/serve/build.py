@@ -75,15 +75,14 @@ UPSTREAM_HELP = (
 def upstream_spec(spec: str) -> tuple[str, str]:
     """The API and base URL an ``--upstream`` names (``anthropic:URL``, ``responses:URL``,
     ``chat:URL`` or a bare URL: Chat Completions); a ValueError saying what is accepted.
-    An Anthropic URL without its ``/v1`` gets it (the SDK's base URLs have none)."""
+    A URL without its API's :attr:`~contextfold.serve.apis.spec.ApiSpec.base_path` gets it
+    (Anthropic's ``/v1``: the SDK's base URLs have none)."""
     api, _, rest = spec.partition(":")
     api, url = (api, rest) if api in APIS else ("chat", spec)
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"{UPSTREAM_HELP}; got {redact_url(spec)!r}")
-    url = url.rstrip("/")
-    if api == "anthropic" and not url.endswith("/v1"):
-        url += "/v1"
-    return api, url
+    url, base = url.rstrip("/"), APIS[api].base_path
+    return api, url if url.endswith(base) else url + base
 
 
 def make_upstream(config: ServeConfig) -> Upstream:

@@ -140,8 +140,8 @@ def chat_messages(messages: Sequence[Message], request: ClientRequest) -> list[d
         if images and not isinstance(message, ToolMessage):
             out.append(after_results(results, images))
             images, results = [], []
-        if request.custom_tools and isinstance(message, AssistantMessage):
-            calls = tuple(_wrapped(c, request.custom_tools) for c in message.tool_calls)
+        if request.text_tools and isinstance(message, AssistantMessage):
+            calls = tuple(_wrapped(c, request.text_tools) for c in message.tool_calls)
             message = replace(message, tool_calls=calls)
         written = to_openai(message, parts=False)
         if request.api != "chat":
@@ -161,9 +161,9 @@ def _wrapped(call: ToolCall, custom: frozenset[str]) -> ToolCall:
 def from_chat(message: AssistantMessage, request: ClientRequest) -> AssistantMessage:
     """A Chat Completions reply read back for ``request``'s API (a custom tool's ``input``
     unwrapped to its text)."""
-    if not request.custom_tools:
+    if not request.text_tools:
         return message
-    calls = tuple(_unwrapped(c, request.custom_tools) for c in message.tool_calls)
+    calls = tuple(_unwrapped(c, request.text_tools) for c in message.tool_calls)
     return replace(message, tool_calls=calls)
 
 
