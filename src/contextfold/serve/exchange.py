@@ -10,6 +10,7 @@ whole or as a stream of events. No strategy sees any of this.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -53,7 +54,7 @@ def add_usage(total: dict[str, int], usage: dict[str, int]) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class ClientRequest:
+class ClientRequest(ABC):
     """A checked request of one of the APIs served: what every API's request has. Each API
     reads its requests into its own subclass, which names the API (:attr:`api`) and adds the
     fields only that API's modules read (Chat's ``stream_options``, Anthropic's cache marks)."""
@@ -80,6 +81,16 @@ class ClientRequest:
         """The names of the client's tools whose input is free text, not JSON arguments
         (none unless its API has such tools)."""
         return frozenset()
+
+    @abstractmethod
+    def chat_options(self) -> dict[str, Any]:
+        """The options of a Chat Completions body for this request, for a Chat Completions
+        upstream (no messages, tools or stream): those such a server has, translated."""
+
+    @abstractmethod
+    def chat_tool(self, tool: dict[str, Any]) -> dict[str, Any] | None:
+        """One of the client's :attr:`tools` as a Chat Completions function tool; None for
+        one a Chat Completions server cannot be given (it runs on the provider's servers)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,16 @@ class ChatRequest(ClientRequest):
     include_usage: bool = False
     """``stream_options.include_usage``: the stream ends with a usage chunk."""
 
+    def chat_options(self) -> dict[str, Any]:
+        """Its own options, as they came."""
+        return {k: v for k, v in self.body.items() if k not in _NOT_OPTIONS}
+
+    def chat_tool(self, tool: dict[str, Any]) -> dict[str, Any] | None:
+        return tool
+
+
+_NOT_OPTIONS = ("stream_options", "messages", "tools")
+
 
 def parse_chat(
     data: bytes, headers: Mapping[str, str], token: str | None = None, shown: Shown | None = None
