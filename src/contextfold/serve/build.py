@@ -66,10 +66,15 @@ def _open_store(config: ServeConfig) -> Store:
 
 UPSTREAM_HELP = (
     "--upstream must be local, or an http(s) URL of a Chat Completions server such as "
-    "http://localhost:8000/v1, or anthropic:URL (Anthropic Messages, e.g. "
-    "anthropic:https://api.anthropic.com), or responses:URL (OpenAI Responses, e.g. "
-    "responses:https://api.openai.com/v1)"
+    f"{APIS['chat'].example_url}, or "
+    + ", or ".join(
+        f"{api.name}:URL ({api.title}, e.g. {api.name}:{api.example_url})"
+        for api in APIS.values()
+        if api.name != "chat"
+    )
 )
+"""What ``--upstream`` takes: ``local``, a bare URL (Chat Completions, the API every other
+is translated to) or ``API:URL`` for each API in :data:`~contextfold.serve.apis.APIS`."""
 
 
 def upstream_spec(spec: str) -> tuple[str, str]:

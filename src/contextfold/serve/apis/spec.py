@@ -40,3 +40,5 @@ class ApiSpec:
     base_path: str = ""
     """What an upstream's base URL of this API ends with, added when it is missing
     (Anthropic's ``/v1``: its SDK's base URLs have none)."""
+    example_url: str = ""
+    """An upstream base URL of this API, for messages (``https://api.anthropic.com``)."""

@@ -20,4 +20,5 @@ ANTHROPIC = ApiSpec(
     AnthropicWire,
     errors=anthropic_error,
     base_path="/v1",
+    example_url="https://api.anthropic.com",
 )

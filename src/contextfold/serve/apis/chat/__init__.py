@@ -12,4 +12,10 @@ from contextfold.serve.apis.spec import ApiSpec
 
 __all__ = ["CHAT"]
 
-CHAT = ApiSpec("chat", "OpenAI Chat Completions", chat_endpoints, ChatWire)
+CHAT = ApiSpec(
+    "chat",
+    "OpenAI Chat Completions",
+    chat_endpoints,
+    ChatWire,
+    example_url="http://localhost:8000/v1",
+)

@@ -14,5 +14,10 @@ from contextfold.serve.apis.spec import ApiSpec
 __all__ = ["RESPONSES"]
 
 RESPONSES = ApiSpec(
-    "responses", "OpenAI Responses", responses_endpoints, ResponsesWire, errors=responses_error
+    "responses",
+    "OpenAI Responses",
+    responses_endpoints,
+    ResponsesWire,
+    errors=responses_error,
+    example_url="https://api.openai.com/v1",
 )
