@@ -1,12 +1,10 @@
 """The proxy's routes, and the shape each answers errors in.
 
 Every API the proxy speaks is a list of :class:`Endpoint` s (a method, a path, a handler and
-the shape of that API's errors: status and body, its
-:attr:`~contextfold.serve.apis.spec.ApiSpec.errors`; OpenAI's, :func:`openai_error`, unless
-it has its own), so another protocol plugs in as more endpoints with a shape of its own.
-:class:`Routes` builds the Starlette routes and answers what no endpoint serves (a wrong
-method: that path's shape and an ``Allow`` header; any other path: a JSON 404 listing every
-route served).
+its API's error shape, :attr:`~contextfold.serve.apis.spec.ApiSpec.errors`: OpenAI's,
+:func:`openai_error`, unless its own). :class:`Routes` builds the Starlette routes and answers
+what no endpoint serves (a wrong method: that path's shape and an ``Allow`` header; any other
+path: a JSON 404 listing every route served).
 """
 
 from __future__ import annotations

@@ -19,12 +19,18 @@ __all__ = ["ApiSpec"]
 
 @dataclass(frozen=True, slots=True)
 class ApiSpec:
-    """One API: its client side (the routes that read a request into its
-    :class:`~contextfold.serve.exchange.ClientRequest` subclass and write the answer, whole or
-    streamed, errors in its shape) and its upstream side (the
-    :class:`~contextfold.serve.exchange.Wire` that writes a call's body and reads the reply,
-    whole or streamed, and names its provider's headers). The shared machinery knows an API
-    only by this."""
+    """One API, all the shared machinery knows of it. Its subpackage holds:
+
+    - its request type: a :class:`~contextfold.serve.exchange.ClientRequest` subclass naming
+      the API (``api``), with the fields only its modules read, and its options and tools as
+      a Chat Completions upstream takes them (``chat_options``, ``chat_tool``);
+    - its :attr:`routes`: read the body (:mod:`~contextfold.serve.request`'s shared checks),
+      parse it into that request, answer with a
+      :class:`~contextfold.serve.exchange.ClientWriter` (:func:`~contextfold.serve.answer.answer`),
+      errors in its shape (:attr:`errors`);
+    - its :attr:`wire` (:class:`~contextfold.serve.exchange.Wire`): a call's body, the replies
+      whole or streamed, its provider's :class:`~contextfold.serve.exchange.HeaderFamily`.
+    """
 
     name: str
     """Its name in ``--upstream NAME:URL`` and in :data:`APIS` (``chat``)."""
