@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -33,7 +34,7 @@ def create_app(proxy: Proxy) -> Starlette:
     """The ASGI app serving ``proxy`` (its store opens at start-up, closes at shutdown).
 
     Routes (:mod:`~contextfold.serve.routes`): the APIs the upstream lets the proxy serve
-    (:func:`~contextfold.serve.apis.served_apis`, each API's routes from its
+    (:func:`~contextfold.serve.apis.served_apis`, each API's routes and error shape from its
     :data:`~contextfold.serve.apis.APIS` entry), ``GET /v1/models`` (the upstream's, with the APIs
     served), ``GET /health`` (no token needed), ``GET /metrics`` (Prometheus text). Every route
     but ``/health`` needs the bearer token unless the proxy runs with ``--no-auth`` on loopback;
@@ -49,7 +50,7 @@ def create_app(proxy: Proxy) -> Starlette:
         await proxy.stop()
 
     apis = served_apis(proxy.upstream.wire.api)
-    served = [e for api in apis for e in APIS[api].routes(proxy)]
+    served = [replace(e, errors=APIS[a].errors) for a in apis for e in APIS[a].routes(proxy)]
     routes = Routes([*served, *_models(proxy, apis), *_operations(proxy)])
     handlers = {404: routes.not_found, 405: routes.not_found}
     return Starlette(
@@ -61,11 +62,10 @@ def create_app(proxy: Proxy) -> Starlette:
 
 def _models(proxy: Proxy, apis: list[str]) -> list[Endpoint]:
     """``GET /v1/models``: the upstream's list, with the APIs this proxy serves."""
-    upstream = proxy.upstream.wire.api
+    upstream, family = proxy.upstream.wire.api, proxy.upstream.wire.family
 
-    async def models(request: Request) -> Response:
-        client = upstream if upstream != "chat" else "chat"  # a provider's: its own API's
-        headers = upstream_headers(request.headers, proxy.config.token, client, upstream)
+    async def models(request: Request) -> Response:  # a provider's list: with its headers
+        headers = upstream_headers(request.headers, proxy.config.token, family, family)
         listing = await proxy.upstream.models(headers)
         titles = [APIS[a].title for a in apis]
         served = {"apis": titles, "upstream_api": APIS[upstream].title}

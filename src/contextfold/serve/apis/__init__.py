@@ -1,6 +1,6 @@
 """The APIs ``contextfold serve`` speaks, one subpackage each (``apis/<api>/``) exporting one
 :class:`~contextfold.serve.apis.spec.ApiSpec`; :data:`APIS` registers them by name. A new API
-is a subpackage and a line here."""
+is a subpackage and a line here (what the subpackage holds: :class:`ApiSpec`)."""
 
 from __future__ import annotations
 

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from contextfold.serve.routes import ErrorShape, openai_error
+
 if TYPE_CHECKING:
     from contextfold.serve.exchange import Wire
     from contextfold.serve.proxy import Proxy
@@ -17,15 +19,32 @@ __all__ = ["ApiSpec"]
 
 @dataclass(frozen=True, slots=True)
 class ApiSpec:
-    """One API: its client side (the routes that read a request and write the answer, whole
-    or streamed) and its upstream side (the :class:`~contextfold.serve.exchange.Wire` that
-    writes a call's body and reads the reply, whole or streamed)."""
+    """One API, all the shared machinery knows of it. Its subpackage holds:
+
+    - its request type: a :class:`~contextfold.serve.exchange.ClientRequest` subclass naming
+      the API (``api``), with the fields only its modules read, and its options and tools as
+      a Chat Completions upstream takes them (``chat_options``, ``chat_tool``);
+    - its :attr:`routes`: read the body (:mod:`~contextfold.serve.request`'s shared checks),
+      parse it into that request, answer with a
+      :class:`~contextfold.serve.exchange.ClientWriter` (:func:`~contextfold.serve.answer.answer`),
+      errors in its shape (:attr:`errors`);
+    - its :attr:`wire` (:class:`~contextfold.serve.exchange.Wire`): a call's body, the replies
+      whole or streamed, its provider's :class:`~contextfold.serve.exchange.HeaderFamily`.
+    """
 
     name: str
     """Its name in ``--upstream NAME:URL`` and in :data:`APIS` (``chat``)."""
     title: str
     """What clients and logs call it (``OpenAI Chat Completions``)."""
     routes: Callable[[Proxy], list[Endpoint]]
-    """The endpoints serving its clients through ``proxy``."""
+    """The endpoints serving its clients through ``proxy`` (each answers errors in
+    :attr:`errors`)."""
     wire: Callable[[], Wire]
     """A wire for an upstream of this API."""
+    errors: ErrorShape = openai_error
+    """The status and body its clients get for an error (OpenAI's shape unless its own)."""
+    base_path: str = ""
+    """What an upstream's base URL of this API ends with, added when it is missing
+    (Anthropic's ``/v1``: its SDK's base URLs have none)."""
+    example_url: str = ""
+    """An upstream base URL of this API, for messages (``https://api.anthropic.com``)."""

@@ -10,17 +10,28 @@ from typing import Any
 
 from contextfold.serve.apis.anthropic._cache import place_breakpoints
 from contextfold.serve.apis.anthropic._read import read_assistant
+from contextfold.serve.apis.anthropic._request import AnthropicRequest
 from contextfold.serve.apis.anthropic._shapes import check_event, check_message
 from contextfold.serve.apis.anthropic._write import write_view
 from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.errors import ApiError, UpstreamError
-from contextfold.serve.exchange import Api, Call, Delta, Reply
+from contextfold.serve.exchange import Call, Delta, HeaderFamily, Reply
 from contextfold.serve.stops import from_anthropic
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicReader", "AnthropicWire", "read_usage"]
+__all__ = [
+    "ANTHROPIC_HEADERS",
+    "ANTHROPIC_VERSION",
+    "AnthropicReader",
+    "AnthropicWire",
+    "read_usage",
+]
 
 ANTHROPIC_VERSION = "2023-06-01"
 """The ``anthropic-version`` sent when the client sends none."""
+ANTHROPIC_HEADERS = HeaderFamily(
+    "anthropic", ("anthropic-version", "anthropic-beta"), lists=("anthropic-beta",), key="x-api-key"
+)
+"""Anthropic's headers, and its clients' own key (``x-api-key``)."""
 _OWN = ("messages", "system", "stream", "tools")
 
 
@@ -45,17 +56,18 @@ _USAGE = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_token
 class AnthropicWire:
     """The Anthropic Messages API as an upstream's (for Messages requests)."""
 
-    api: Api = "anthropic"
+    api = "anthropic"
     path = "/messages"
+    family = ANTHROPIC_HEADERS
+    done = None
 
     def body(self, call: Call) -> dict[str, Any]:
         request = call.request
         body = {k: v for k, v in request.body.items() if k not in _OWN}
         written = write_view(call.messages)
-        if request.marks is not None:
-            marks = request.marks
+        if isinstance(request, AnthropicRequest):  # the only API served with this upstream
             settled = (call.settled, call.cached_through)
-            place_breakpoints(written, call.messages, call.provenance, settled, marks)
+            place_breakpoints(written, call.messages, call.provenance, settled, request.marks)
         if written.system is not None:
             body["system"] = written.system
         body["messages"] = written.messages

@@ -9,8 +9,9 @@ from starlette.responses import Response
 
 from contextfold.serve.answer import answer
 from contextfold.serve.apis.chat._client import ChatWriter
+from contextfold.serve.apis.chat._read import parse_chat
 from contextfold.serve.proxy import Proxy
-from contextfold.serve.request import parse_chat, read_body
+from contextfold.serve.request import read_body
 from contextfold.serve.routes import Endpoint
 
 __all__ = ["chat_endpoints"]

@@ -8,12 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contextfold.serve.apis.chat.wire import bearer
+from contextfold.serve.apis.chat.wire import OPENAI_HEADERS, bearer
 from contextfold.serve.apis.responses._read import read_output
+from contextfold.serve.apis.responses._request import ResponsesRequest
 from contextfold.serve.apis.responses._shapes import check_event, check_response
 from contextfold.serve.apis.responses._write import write_input
 from contextfold.serve.errors import ApiError, UpstreamError, event_status
-from contextfold.serve.exchange import Api, Call, Delta, Reply
+from contextfold.serve.exchange import Call, Delta, Reply
 from contextfold.serve.stops import from_responses
 
 __all__ = ["ResponsesReader", "ResponsesWire", "read_response"]
@@ -25,13 +26,16 @@ _MODEL_ITEMS = ("message", "function_call", "custom_tool_call", "local_shell_cal
 class ResponsesWire:
     """The OpenAI Responses API as an upstream's (for Responses requests)."""
 
-    api: Api = "responses"
+    api = "responses"
     path = "/responses"
+    family = OPENAI_HEADERS
+    done = None
 
     def body(self, call: Call) -> dict[str, Any]:
         request = call.request
         body = {k: v for k, v in request.body.items() if k not in _OWN}
-        instructions, items = write_input(call.messages, request.call_kinds)
+        kinds = request.call_kinds if isinstance(request, ResponsesRequest) else {}
+        instructions, items = write_input(call.messages, kinds)
         if instructions is not None:
             body["instructions"] = instructions
         body["input"] = items
