@@ -41,6 +41,7 @@ from contextfold.strategies.restore import (
     calls_made,
     not_offered,
     restore_text,
+    with_part,
 )
 
 __all__ = ["RefoldConfig", "RefoldStrategy"]
@@ -71,7 +72,15 @@ class RefoldStrategy:
                 f"refold: unknown price table {cfg.prices!r}; known: {', '.join(PRICE_TABLES)}"
             )
         self.name = "refold"
-        self.ops = Operators(cfg.fold, cfg.supersede, cfg.mask, cfg.dedup, cfg.spans, cfg.min_run)
+        self.ops = Operators(
+            cfg.fold,
+            cfg.supersede,
+            cfg.mask,
+            cfg.dedup,
+            cfg.spans,
+            cfg.min_run,
+            notes=not cfg.keep_text,
+        )
         self.rule = CostRule(PRICE_TABLES[cfg.prices], cfg.horizon)
         self._history: History | None = None
         self._upstream: tuple[Elision, ...] = ()  # elisions of an upstream view (chains)
@@ -150,7 +159,8 @@ class RefoldStrategy:
         return False
 
     def tools(self) -> list[dict[str, Any]]:
-        return [RESTORE_LINES_TOOL if self.config.cut else RESTORE_TOOL]
+        tool = RESTORE_LINES_TOOL if self.config.cut else RESTORE_TOOL
+        return [tool if self.config.keep_text else with_part(tool)]
 
     def call_tool(self, name: str, arguments: Mapping[str, Any], history: History) -> str:
         if name != "restore":

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from contextfold.core.view import Elision
+from contextfold.strategies.refold.policy import NOTE
 from contextfold.strategies.refold.settled import Settled
 
 __all__ = ["Change", "advance", "pending"]
@@ -18,7 +21,7 @@ class Change:
     prompt: int
     """Tokens of the prompt after the change (what a restore call reads)."""
     pieces: list[int]
-    """Tokens of each step the change removes."""
+    """Tokens of each output the change removes (a note carries no restore risk: :data:`NOTE`)."""
 
 
 def advance(
@@ -31,7 +34,7 @@ def advance(
     advance keeps what comes before the marker note."""
     before, after = old.total + stay, cheap.total + moved
     shared = old.total + sum(cheap.step_tokens[: cheap.note_at]) if first else cheap.shared
-    pieces = [e.tokens for e in cheap.elisions[len(old.elisions) :]]
+    pieces = _risked(cheap.elisions[len(old.elisions) :])
     return Change(after - shared - new, before - after, after, pieces)
 
 
@@ -41,5 +44,11 @@ def pending(full: Settled, cheap: Settled, tail: int) -> Change:
     tokens shown after ``full``'s boundary."""
     before = set(cheap.elisions)
     saving = cheap.total - full.total
-    pieces = [e.tokens for e in full.elisions if e not in before] or [saving]
+    new = [e for e in full.elisions if e not in before]
+    pieces = _risked(new) if new else [saving]
     return Change(cheap.shared - full.shared, saving, full.total + tail, pieces)
+
+
+def _risked(elisions: Sequence[Elision]) -> list[int]:
+    """The tokens of each removal a restore may have to bring back (notes aside)."""
+    return [e.tokens for e in elisions if e.reason != NOTE]
