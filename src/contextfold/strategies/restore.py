@@ -1,14 +1,10 @@
 """The ``restore`` tool: any step's original content, verbatim, from the history.
 
 Every strategy whose elisions say ``restore(step=N)`` offers this tool (the view check refuses
-an elision whose restore tool is not offered). It reads the history, which is whole, so it
-needs no state: :func:`call_restore` serves any strategy. ``restore(step=N, lines="a-b")``
-gives only lines ``a`` to ``b`` of that content (numbered from 1), under a line that says
-which: a strategy that leaves out some lines of an output offers :data:`RESTORE_LINES_TOOL`,
-whose schema names the option, so a restore costs only the lines wanted.
-``restore(step=N, part="text")`` gives the agent's own text of that step instead of its tool
-outputs: a strategy that folds the agent's text into notes offers the tool with that option
-(:func:`with_part`).
+an elision whose restore tool is not offered). It reads the history, which is whole, so it needs
+no state: :func:`call_restore` serves any strategy. Options: ``lines="a-b"`` gives only those
+lines (:data:`RESTORE_LINES_TOOL` names it, for a strategy that cuts outputs), ``part="text"``
+the agent's own text of the step (:func:`with_part` names it, for one that folds that text).
 """
 
 from __future__ import annotations

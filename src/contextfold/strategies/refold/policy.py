@@ -1,14 +1,9 @@
 """What a settled agent step becomes: refold's policy, kept apart from rendering (:mod:`.prefix`).
 
-In the settled prefix (before the boundary, so beyond the window) the agent's own text of a
-step becomes a one-line note: ``[step N note] SUMMARY (restore(step=N, part='text') shows the
-text)``, the summary being the step's PROGRESS text when it wrote one, else its first line, at
-most :data:`NOTE_CHARS` characters. Its tool calls stay as they are (each output answers one),
-and so do its reasoning and provider parts (a signed thinking block must travel verbatim). The
-note stands in only where it is shorter than the text. Deterministic and model-free: the same
-step always becomes the same note, so a settled prefix never changes by being rendered again.
-
-A step marked STALE folds whole instead (:func:`fold_summary`, the ``fold`` operator).
+In the settled prefix the agent's own text of a step becomes a one-line note, ``[step N note]
+SUMMARY (restore(step=N, part='text') shows the text)``, where it is shorter; its calls, reasoning
+and provider parts stay as they are (:func:`settled_text`). A step marked STALE folds whole
+(:func:`fold_summary`). Deterministic and model-free: a step always becomes the same note.
 """
 
 from __future__ import annotations
@@ -65,7 +60,11 @@ def settled_text(
     count: Callable[[Message], int],
 ) -> tuple[AssistantMessage, int] | None:
     """The message with its text replaced by its note, and its token count; None when the
-    text stays: there is none, or the note is not shorter than the ``tokens`` it has now."""
+    text stays: there is none, or the note is not shorter than the ``tokens`` it has now.
+
+    The note's summary is the step's PROGRESS text when it wrote one, else its first line, at
+    most :data:`NOTE_CHARS` characters. The calls stay (each output answers one), and so do the
+    reasoning and provider parts (a signed thinking block must travel verbatim)."""
     if not (message.content or "").strip():
         return None
     noted = replace(message, content=note_text(step, message.content, progress))

@@ -1,8 +1,11 @@
-"""``refold``: ReFold's reversible rendering layer (arXiv 2610.07863), made cache-aware.
-
-The history stays whole and only the rendering shrinks; the settled prefix stays byte-identical
-until a boundary advance that pays for the cache it rewrites, and every removal comes back with
-``restore(step=N)`` (docs/strategies/refold.md).
+"""``refold`` (ReFold, arXiv 2610.07863, made cache-aware). Its rule: the view shows the system
+prompt, the settled prefix, and in full every step from the boundary on (the ``window``-th latest
+step with outputs; long outputs cut, repeats stubbed as they arrive). Before the boundary an agent
+step's text becomes a one-line note (its PROGRESS text, else its first line) beside its calls, and
+its outputs stubs where they pay (:mod:`.policy`). The boundary advances only when the reads saved
+pay for rewriting the cache and the restores risked, under the price table (:mod:`.advance`), or
+when the budget forces it. Everything removed comes back verbatim from the history, never edited:
+``restore(step=N)``, with ``lines="a-b"`` or ``part='text'`` (docs/strategies/refold.md).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from contextfold.core.history import History, Step
 from contextfold.core.messages import AssistantMessage
 from contextfold.core.meter import PRICE_TABLES
 from contextfold.core.view import Elision, Provenance, RestorePath, View
-from contextfold.strategies.refold import weigh
+from contextfold.strategies.refold import advance
+from contextfold.strategies.refold.advance import Rent
 from contextfold.strategies.refold.config import RefoldConfig
 from contextfold.strategies.refold.cost import CostRule
 from contextfold.strategies.refold.markers import split_markers
@@ -235,8 +239,8 @@ class RefoldStrategy:
         stay = self._tail_tokens(boundary, entries, self._folding)  # shown after it now
         maskable = self._reach.maskable(self._repeats.kept)
         if not fixed:  # mask only what pays for its own restore risk
-            prompt, hazard = self._prefix.total + stay, self._reach.hazard(maskable)
-            self._settled.threshold(self.rule.smallest_masked(prompt, hazard), boundary)
+            smallest = self._rent.smallest_masked(self._prefix.total + stay, maskable)
+            self._settled.threshold(smallest, boundary)
         self._settled.update(target, entries, unlabel=not self._folding)
         cheap = self._extend(target, boundary)
         if self._early_due():
@@ -275,8 +279,8 @@ class RefoldStrategy:
     def _advance_pays(self, cheap: Settled, entries: Entries, stay: int, maskable: int) -> bool:
         """Settle new steps when the reads saved over the calls still expected outweigh
         writing what follows the old boundary (``stay`` tokens shown after it) to the cache
-        again and the restores it may cost (:func:`.weigh.advance`)."""
-        change = weigh.advance(
+        again and the restores it may cost (:func:`.advance.advance`)."""
+        change = advance.advance(
             self._prefix,
             cheap,
             stay=stay,
@@ -284,28 +288,19 @@ class RefoldStrategy:
             new=self._tail_tokens(max(self._sent, cheap.boundary), entries, True),
             first=not self._folding,
         )
-        return self._worth(change, maskable)
+        return self._rent.pays(change, calls=self._calls, maskable=maskable)
 
     def _pays(self, full: Settled, cheap: Settled, entries: Entries, maskable: int) -> bool:
         """Apply pending changes to earlier steps when the reads they save over the calls
         still expected outweigh writing the stretch between the first changed step and the
-        old boundary to the cache again (:func:`.weigh.pending`)."""
+        old boundary to the cache again (:func:`.advance.pending`)."""
         tail = self._tail_tokens(full.boundary, entries, True)
-        return self._worth(weigh.pending(full, cheap, tail), maskable)
+        change = advance.pending(full, cheap, tail)
+        return self._rent.pays(change, calls=self._calls, maskable=maskable)
 
-    def _worth(self, change: weigh.Change, maskable: int) -> bool:
-        """The cost rule: a later call needs any of the ``maskable`` older outputs alike
-        (:meth:`.Reach.hazard`); a restore brings back one step."""
-        n = len(change.pieces)
-        return self.rule.pays(
-            rewritten=change.rewritten,
-            saving=change.saving,
-            calls=self._calls,
-            prompt=change.prompt,
-            reach=self._reach.hazard(maskable, n) * n,
-            restored=change.saving,
-            pieces=change.pieces,
-        )
+    @property
+    def _rent(self) -> Rent:
+        return Rent(self.rule, self._reach)
 
     def _view(self, entries: Entries) -> View:
         p = self._prefix

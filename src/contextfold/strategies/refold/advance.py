@@ -1,4 +1,11 @@
-"""The figures refold's cost rule (:mod:`.cost`) weighs for a change to the settled prefix."""
+"""When refold's boundary advances: the rent rule, kept apart from rendering.
+
+Settling more steps (an advance) or applying pending changes to steps already settled rewrites
+the cached prompt from the first changed token on. Either is made only when the reads it saves
+over the calls still expected outweigh that write and the restores it may cost, under the price
+table (:class:`~.cost.CostRule`); :func:`advance` and :func:`pending` give the figures weighed,
+:class:`Rent` weighs them. A note (:mod:`.policy`) carries no restore risk.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from contextfold.core.view import Elision
+from contextfold.strategies.refold.cost import CostRule
 from contextfold.strategies.refold.policy import NOTE
+from contextfold.strategies.refold.reach import Reach
 from contextfold.strategies.refold.settled import Settled
 
-__all__ = ["Change", "advance", "pending"]
+__all__ = ["Change", "Rent", "advance", "pending"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,3 +61,32 @@ def pending(full: Settled, cheap: Settled, tail: int) -> Change:
 def _risked(elisions: Sequence[Elision]) -> list[int]:
     """The tokens of each removal a restore may have to bring back (notes aside)."""
     return [e.tokens for e in elisions if e.reason != NOTE]
+
+
+@dataclass(frozen=True, slots=True)
+class Rent:
+    """The rule refold advances by: the price table's cost rule and the session's reach-back
+    rate (:class:`~.reach.Reach`)."""
+
+    rule: CostRule
+    reach: Reach
+
+    def smallest_masked(self, prompt: int, maskable: int) -> int:
+        """The fewest tokens an output must have for masking it to pay for its own restore
+        risk (:meth:`~.cost.CostRule.smallest_masked`)."""
+        return self.rule.smallest_masked(prompt, self.reach.hazard(maskable))
+
+    def pays(self, change: Change, *, calls: int, maskable: int) -> bool:
+        """Whether ``change`` pays at call ``calls``: a later call needs any of the
+        ``maskable`` older outputs alike (:meth:`~.reach.Reach.hazard`); a restore brings back
+        one step."""
+        n = len(change.pieces)
+        return self.rule.pays(
+            rewritten=change.rewritten,
+            saving=change.saving,
+            calls=calls,
+            prompt=change.prompt,
+            reach=self.reach.hazard(maskable, n) * n,
+            restored=change.saving,
+            pieces=change.pieces,
+        )
