@@ -116,18 +116,24 @@ def test_restore_part_text_gives_the_exact_text_back_through_the_driver() -> Non
 def test_bad_parts_are_refused_in_the_callers_terms() -> None:
     history = session(3)
     text, step = restore_text({"step": 1, "part": "output"}, history)
-    assert step is None and text == "error: part must be one of 'text', got 'output'"
+    assert step is None and text == "error: part must be one of 'text', 'calls', got 'output'"
     assert restore_text({"step": 1, "part": "text", "lines": "1"}, history)[0] == (
         "[step 1, lines 1-1 of 1]\n" + text_of(1)
     )
+    calls = restore_text({"step": 1, "part": "calls"}, history)[0]
+    assert calls == 'bash({"command": "cat f1.py"})'
+    assert restore_text({"step": 0, "part": "calls"}, history) == ("", 0)  # a user step: none
+    assert "there is no step 9" in restore_text({"step": 9, "part": "text"}, history)[0]
 
 
-def test_the_restore_schema_names_the_part_only_when_text_is_folded() -> None:
+def test_the_restore_schema_names_the_part() -> None:
+    """Offered with keep_text=true too: a budget may still fold a run of steps (.runs)."""
+
     def properties(strategy: RefoldStrategy) -> set[str]:
         return set(strategy.tools()[0]["function"]["parameters"]["properties"])
 
     assert properties(fixed()) == {"step", "lines", "part"}
-    assert properties(fixed(keep_text=True)) == {"step", "lines"}
+    assert properties(fixed(keep_text=True)) == {"step", "lines", "part"}
     assert properties(fixed(cut=0)) == {"step", "part"}
 
 

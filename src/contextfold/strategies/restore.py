@@ -3,8 +3,8 @@
 Every strategy whose elisions say ``restore(step=N)`` offers this tool (the view check refuses
 an elision whose restore tool is not offered). It reads the history, which is whole, so it needs
 no state: :func:`call_restore` serves any strategy. Options: ``lines="a-b"`` gives only those
-lines (:data:`RESTORE_LINES_TOOL` names it, for a strategy that cuts outputs), ``part="text"``
-the agent's own text of the step (:func:`with_part` names it, for one that folds that text).
+lines (:data:`RESTORE_LINES_TOOL` names it, for a strategy that cuts outputs), ``part``
+the agent's own text or calls of the step (:func:`with_part` names it, for one that folds them).
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ __all__ = [
     "with_part",
 ]
 
-PARTS = ("text",)
-"""What ``part`` may name: ``"text"``, the agent's own text of the step."""
+PARTS = ("text", "calls")
+"""What ``part`` may name: ``"text"``, the agent's own text of the step; ``"calls"``, its
+tool calls, one ``name(arguments)`` a line."""
 
 RESTORE_TOOL: dict[str, Any] = {
     "type": "function",
@@ -61,10 +62,11 @@ RESTORE_LINES_TOOL: dict[str, Any] = {
 
 def with_part(tool: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of the restore tool's schema ``tool`` with the ``part`` option: ``"text"``
-    brings back the agent's own text of the step instead of its outputs."""
+    brings back the agent's own text of the step instead of its outputs, ``"calls"`` its
+    calls."""
     out = copy.deepcopy(dict(tool))
     function = out["function"]
-    function["description"] += " part='text': the agent's own text of that step."
+    function["description"] += " part='text' or 'calls': the agent's own text or calls."
     function["parameters"]["properties"]["part"] = {"type": "string", "enum": list(PARTS)}
     return out
 
@@ -74,13 +76,16 @@ def restore_text(arguments: Mapping[str, Any], history: History) -> tuple[str, i
 
     A step with one tool output gives that output exactly; several are each headed with
     their tool name; a step without outputs gives its message text, and so does any step with
-    ``part="text"`` (the agent's own text of an agent step). With ``lines="a-b"`` (or
+    ``part="text"`` (the agent's own text of an agent step); ``part="calls"`` gives its calls,
+    one ``name(arguments)`` a line. With ``lines="a-b"`` (or
     ``"a"``), only those lines of it, under a line naming them.
     """
     part = arguments.get("part")
     if part is not None and part not in PARTS:
         return f"error: part must be one of {', '.join(map(repr, PARTS))}, got {part!r}", None
-    text, step = _step_text(arguments, history, text=part == "text")
+    text, step = _step_text(arguments, history, text=part is not None)
+    if part == "calls" and step is not None:
+        text = _calls_text(history, step)
     lines = arguments.get("lines")
     if step is None or lines is None:
         return text, step
@@ -125,6 +130,13 @@ def _step_text(
         ]
         return "\n".join(parts), step
     return found.message.content or "", step
+
+
+def _calls_text(history: History, step: int) -> str:
+    """The tool calls of ``step``, one ``name(arguments)`` a line."""
+    message = history[step].message
+    calls = message.tool_calls if isinstance(message, AssistantMessage) else ()
+    return "\n".join(f"{c.name}({c.arguments})" for c in calls)
 
 
 def not_offered(strategy: str, name: str) -> str:

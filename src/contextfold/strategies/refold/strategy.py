@@ -36,6 +36,7 @@ from contextfold.strategies.refold.prefix import (
 from contextfold.strategies.refold.reach import Reach
 from contextfold.strategies.refold.renderings import Renderings
 from contextfold.strategies.refold.repeats import Repeats
+from contextfold.strategies.refold.runs import SLACK, Runs
 from contextfold.strategies.refold.settled import Settled
 from contextfold.strategies.refold.tail import Entries, Tail, head, note
 from contextfold.strategies.refold.trims import Trims
@@ -113,6 +114,7 @@ class RefoldStrategy:
         self._prefix = Settled.start(head(history))
         self._folding = False  # no advance yet: the view is the history as it is
         self._tail = Tail(history, repeats)
+        self._runs = Runs(history)
         self._calls = 0
         self._sent = 0  # steps the previous call sent (the ones after are new to the cache)
         self.advances = self.forced_compactions = self.restores = 0
@@ -163,8 +165,7 @@ class RefoldStrategy:
         return False
 
     def tools(self) -> list[dict[str, Any]]:
-        tool = RESTORE_LINES_TOOL if self.config.cut else RESTORE_TOOL
-        return [tool if self.config.keep_text else with_part(tool)]
+        return [with_part(RESTORE_LINES_TOOL if self.config.cut else RESTORE_TOOL)]
 
     def call_tool(self, name: str, arguments: Mapping[str, Any], history: History) -> str:
         if name != "restore":
@@ -214,16 +215,40 @@ class RefoldStrategy:
         if target - self._prefix.boundary >= self.config.every:
             self._consider(target, entries)
         view = self._view(entries)
-        n = self._observed
-        while budget is not None and view.total_tokens > budget and self._prefix.boundary < n:
-            self.forced_compactions += 1  # an advance the budget forced
-            target = max(target, self._prefix.boundary + 1)
-            self._settled.threshold(0, self._prefix.boundary)
-            self._settled.update(target, entries, unlabel=not self._folding)
-            self._commit(self._extend(target, self._first_change()), applied=True)
+        while (
+            budget is not None
+            and view.total_tokens > budget
+            and self._fit(target, view.total_tokens - budget, budget, entries)
+        ):
+            self.forced_compactions += 1
             view = self._view(entries)
-        self._sent = n
+        self._sent = self._observed
         return view
+
+    def _fit(self, target: int, excess: int, budget: int, entries: Entries) -> bool:
+        """One change the budget forces: an advance to ``target`` (the window), else a run of
+        settled steps folded (:mod:`.runs`), else an advance past the window; False when none
+        is left (only a budget that cannot hold the system prompt, the task and the latest
+        user message is refused then)."""
+        boundary, history = self._prefix.boundary, self._history
+        assert history is not None
+        first = None
+        if boundary >= target:
+            task = next((s.index for s in history.steps if s.kind == "user"), None)
+            keep = {i for i in (task, history.latest_user_index) if i is not None}
+            need = excess + budget // SLACK
+            first = self._runs.fold(self._prefix.step_tokens, need, keep=keep)
+        if first is None and boundary >= self._observed:
+            return False
+        if first is None:
+            target = max(target, boundary + 1)
+            self._settled.threshold(0, boundary)
+            self._settled.update(target, entries, unlabel=not self._folding)
+        else:
+            target = boundary
+        changed = min(boundary if first is None else first, self._first_change())
+        self._commit(self._extend(target, changed), applied=True)
+        return True
 
     def _target(self) -> int:
         """Where the boundary should be: at the ``window``-th most recent step with tool
@@ -266,7 +291,7 @@ class RefoldStrategy:
         prefix = self._prefix
         if not self._folding and self.config.instructions and self._history is not None:
             prefix = prefix.with_note(note(self._history), self._settled.first_rewritten(target))
-        return prefix.extend(self._settled.steps, target, first_change)
+        return prefix.extend(self._runs.blocks(self._settled.steps), target, first_change)
 
     def _commit(self, prefix: Settled, *, applied: bool) -> None:
         """Settle ``prefix``; changes to earlier steps stay pending unless ``applied``."""
