@@ -1,15 +1,15 @@
 """Runs: when even the settled prefix is over the budget, consecutive settled steps fold into one
 line, so any history fits a budget that holds the system prompt, the task and the window.
 
-Only a budget forces a run (refold's ``_fit``): the oldest settled steps fold first, the task
-(the first user message) and the latest user message never, with some slack (:data:`SLACK`) so
-that the next calls do not fold again at once. Each step of a run stays restorable on its own:
-``restore(step=N)`` (its outputs, or a user's text), ``part='text'`` and ``part='calls'``.
+Only a budget forces a run (refold's ``_fit``), once the window is all it shows in full: the
+oldest settled steps fold first, the task (the first user message) and the latest user message
+never, with slack (:data:`SLACK`) so that the next calls do not fold again at once. Each step of
+a run stays restorable: ``restore(step=N)`` (its outputs, a user's text), ``part='text'|'calls'``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage
@@ -42,23 +42,33 @@ class Runs:
             return steps
         return [self._blocks.get(i, block) for i, block in enumerate(steps)]
 
-    def fold(self, step_tokens: Sequence[int], need: int, *, keep: Collection[int]) -> int | None:
-        """Fold settled steps, oldest first, until about ``need`` tokens are freed
-        (``step_tokens``: each settled step's tokens as shown); never a step in ``keep``.
-        Returns the first step whose rendering changed, or None when none could fold."""
-        freed, added = 0, []
-        for i, tokens in enumerate(step_tokens):
-            if freed >= need:
-                break
-            if i in self.folded or i in keep:
-                continue
-            self.folded.add(i)
-            added.append(i)
-            freed += tokens
-        if not added:
+    def fold(
+        self, step_tokens: Sequence[int], excess: int, *, slack: int, anyway: bool
+    ) -> int | None:
+        """Fold settled steps, oldest first, until about ``excess`` and ``slack`` tokens more
+        are freed (``step_tokens``: each settled step's tokens as shown, less what stays).
+        Unless ``anyway``, only when the steps that may fold hold the ``excess`` and a line.
+        Returns the first step whose rendering changed, or None when nothing folded."""
+        keep = self._kept()
+        free = [i for i in range(len(step_tokens)) if i not in self.folded and i not in keep]
+        line = self.history.count(AssistantMessage(_LINE.format(a=len(step_tokens), b=0)))
+        if not free or (not anyway and sum(step_tokens[i] for i in free) - line < excess):
             return None
+        freed, added = 0, []
+        for i in free:
+            if freed >= excess + slack:
+                break
+            added.append(i)
+            freed += step_tokens[i]
+        self.folded.update(added)
         starts = self._rebuild()
         return min(next(a for a in starts if a <= i) for i in added)
+
+    def _kept(self) -> set[int]:
+        """The steps that never fold: the task (the first user message), the latest user one."""
+        steps = self.history.steps
+        task = next((s.index for s in steps if s.kind == "user"), None)
+        return {i for i in (task, self.history.latest_user_index) if i is not None}
 
     def _rebuild(self) -> list[int]:
         """The blocks of every run (maximal stretches of folded steps); their first steps."""

@@ -226,19 +226,18 @@ class RefoldStrategy:
         return view
 
     def _fit(self, target: int, excess: int, budget: int, entries: Entries) -> bool:
-        """One change the budget forces: an advance to ``target`` (the window), else a run of
-        settled steps folded (:mod:`.runs`), else an advance past the window; False when none
-        is left (only a budget that cannot hold the system prompt, the task and the latest
-        user message is refused then)."""
-        boundary, history = self._prefix.boundary, self._history
-        assert history is not None
+        """One change the budget forces: an advance to ``target`` (the window); then a run of
+        settled steps folded (:mod:`.runs`) when that can free the ``excess``, else an advance
+        past the window; runs again once every step is settled. False when nothing is left
+        (a budget that cannot hold the system prompt, the task and the latest user message)."""
+        boundary, n = self._prefix.boundary, self._observed
         first = None
         if boundary >= target:
-            task = next((s.index for s in history.steps if s.kind == "user"), None)
-            keep = {i for i in (task, history.latest_user_index) if i is not None}
-            need = excess + budget // SLACK
-            first = self._runs.fold(self._prefix.step_tokens, need, keep=keep)
-        if first is None and boundary >= self._observed:
+            tokens = list(self._prefix.step_tokens)
+            if self._prefix.note is not None and self._prefix.note_at < boundary:
+                tokens[self._prefix.note_at] -= self._prefix.note[1]  # the note stays
+            first = self._runs.fold(tokens, excess, slack=budget // SLACK, anyway=boundary >= n)
+        if first is None and boundary >= n:
             return False
         if first is None:
             target = max(target, boundary + 1)
