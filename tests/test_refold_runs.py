@@ -93,6 +93,9 @@ def test_a_growing_session_stays_within_a_budget_just_over_the_floor() -> None:
         strategy.observe(step, replayed)
         view = render_checked(strategy, replayed, budget)
         assert view.total_tokens <= budget
+        if step.results:  # the window, the latest output, stays in full
+            labelled = f"[step {step.index}]\n{step.results[0].content}"
+            assert view.messages[-1].content in (step.results[0].content, labelled)
         lines.update(runs(view))
     assert len(lines) > 1  # the run grew as the session did (slack keeps it from every call)
     assert len(lines) < 100
