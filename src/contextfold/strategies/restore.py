@@ -63,11 +63,10 @@ RESTORE_LINES_TOOL: dict[str, Any] = {
 def with_part(tool: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of the restore tool's schema ``tool`` with the ``part`` option: ``"text"``
     brings back the agent's own text of the step instead of its outputs, ``"calls"`` its
-    calls."""
+    calls. The description stays as it is (the schema is in every prompt): the notes and
+    lines that stand for a text or calls name the option where it is needed."""
     out = copy.deepcopy(dict(tool))
-    function = out["function"]
-    function["description"] += " part='text' or 'calls': the agent's own text or calls."
-    function["parameters"]["properties"]["part"] = {"type": "string", "enum": list(PARTS)}
+    out["function"]["parameters"]["properties"]["part"] = {"type": "string", "enum": list(PARTS)}
     return out
 
 
