@@ -183,3 +183,23 @@ def test_an_agent_restores_its_own_text_in_the_real_loop() -> None:
         t["function"]["name"] == "restore" and "part" in t["function"]["parameters"]["properties"]
         for t in model.calls[0].tools
     )
+
+
+def test_notes_alone_never_make_the_first_advance_and_ride_along_after_it() -> None:
+    """The first advance (the marker note added, the prompt written again) is made by outputs
+    only; once the session folds, the notes come with its advances."""
+    chatty = History(SystemMessage("You fix code."), counter=ApproxCounter())
+    chatty.append(UserMessage("Fix the parser."))
+    for i in range(1, 40):  # long texts, one-word outputs: nothing but notes to save
+        call = ToolCall(f"c{i}", "bash", json.dumps({"command": f"test -f f{i}.py"}))
+        chatty.append(AssistantMessage(text_of(i), tool_calls=(call,)), ToolMessage("ok", f"c{i}"))
+    for history, folds in ((chatty, False), (session(40), True)):
+        strategy = build_strategy("refold")
+        assert isinstance(strategy, RefoldStrategy)
+        replayed = History(history.system, counter=history.counter)
+        for step in history:
+            replayed.append_step(step)
+            strategy.observe(step, replayed)
+            view = render_checked(strategy, replayed)
+        assert bool(strategy.advances) == folds
+        assert bool([e for e in view.elisions if e.reason == "note"]) == folds

@@ -4,7 +4,8 @@ Settling more steps (an advance) or applying pending changes to steps already se
 the cached prompt from the first changed token on. Either is made only when the reads it saves
 over the calls still expected outweigh that write and the restores it may cost, under the price
 table (:class:`~.cost.CostRule`); :func:`advance` and :func:`pending` give the figures weighed,
-:class:`Rent` weighs them. A note (:mod:`.policy`) carries no restore risk.
+:class:`Rent` weighs them. A note (:mod:`.policy`) carries no restore risk, nor makes the first
+advance on its own.
 """
 
 from __future__ import annotations
@@ -40,11 +41,14 @@ def advance(
     What follows the old boundary is written to the cache again, the steps new since the last
     call excepted (they are written either way). ``stay``, ``moved``, ``new``: the tokens shown
     after the old boundary now, after the new one, and new since the last call. The ``first``
-    advance keeps what comes before the marker note."""
+    advance keeps what comes before the marker note, and its saving leaves out the notes': it
+    is the session's big bet (the marker note added, the prompt written again from the first
+    change on), which only outputs make; a note, saving a little at each call, rides along."""
     before, after = old.total + stay, cheap.total + moved
     shared = old.total + sum(cheap.step_tokens[: cheap.note_at]) if first else cheap.shared
-    pieces = _risked(cheap.elisions[len(old.elisions) :])
-    return Change(after - shared - new, before - after, after, pieces)
+    added = cheap.elisions[len(old.elisions) :]
+    noted = sum(e.tokens for e in added if e.reason == NOTE) if first else 0
+    return Change(after - shared - new, before - after - noted, after, _risked(added))
 
 
 def pending(full: Settled, cheap: Settled, tail: int) -> Change:
