@@ -169,6 +169,10 @@ PAGES: dict[str, Page] = {
         env={"PYTHONPATH": str(DOCS / "examples")},
     ),
     "strategies/learning.md": Page(steps=[(_LOOP, "print(experience.lengths)")], prints=["[3, 3]"]),
+    "strategies/refold.md": Page(
+        steps=[("", "")],
+        prints=["[step 1 note] read f1.py (restore(step=1, part='text') shows the text)"],
+    ),
 }
 
 

@@ -15,7 +15,7 @@ from contextfold.core.meter import PRICE_TABLES, get_profile
 from contextfold.core.tokens import ApproxCounter
 from contextfold.importers import iter_trajectories
 from contextfold.importers.base import Trajectory
-from contextfold.strategies.restore import RESTORE_LINES_TOOL
+from contextfold.strategies.restore import RESTORE_LINES_TOOL, with_part
 
 runner = CliRunner()
 
@@ -135,8 +135,8 @@ def test_cli_reports_bad_arguments(tmp_path: Path) -> None:
 
 
 def test_tool_schemas_are_paid_by_the_strategies_that_offer_tools(tmp_path: Path) -> None:
-    """``--tool-schemas``: refold's prompts carry ``restore``'s schema (with its line range)
-    at every call, full's carry nothing more."""
+    """``--tool-schemas``: refold's prompts carry ``restore``'s schema (with its line range
+    and its ``part`` option) at every call, full's carry nothing more."""
     path = write_jsonl(tmp_path / "runs.jsonl", [coding_session(4)])
     runs = {
         counted: replay(
@@ -151,7 +151,7 @@ def test_tool_schemas_are_paid_by_the_strategies_that_offer_tools(tmp_path: Path
     }
     tokens = {c: {k: r.summary()["prompt_tokens"] for k, r in s.items()} for c, s in runs.items()}
     assert tokens[True]["full"] == tokens[False]["full"]
-    schema = ApproxCounter().count_batch([json.dumps([RESTORE_LINES_TOOL])])[0]
+    schema = ApproxCounter().count_batch([json.dumps([with_part(RESTORE_LINES_TOOL)])])[0]
     assert tokens[True]["refold"] - tokens[False]["refold"] == 5 * schema  # 5 calls
     res = runner.invoke(app, ["replay", str(path), "-s", "refold", "--tool-schemas"])
     assert res.exit_code == 0, res.output

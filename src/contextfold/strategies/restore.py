@@ -1,15 +1,15 @@
 """The ``restore`` tool: any step's original content, verbatim, from the history.
 
 Every strategy whose elisions say ``restore(step=N)`` offers this tool (the view check refuses
-an elision whose restore tool is not offered). It reads the history, which is whole, so it
-needs no state: :func:`call_restore` serves any strategy. ``restore(step=N, lines="a-b")``
-gives only lines ``a`` to ``b`` of that content (numbered from 1), under a line that says
-which: a strategy that leaves out some lines of an output offers :data:`RESTORE_LINES_TOOL`,
-whose schema names the option, so a restore costs only the lines wanted.
+an elision whose restore tool is not offered). It reads the history, which is whole, so it needs
+no state: :func:`call_restore` serves any strategy. Options: ``lines="a-b"`` gives only those
+lines (:data:`RESTORE_LINES_TOOL` names it, for a strategy that cuts outputs), ``part``
+the agent's own text or calls of the step (:func:`with_part` names it, for one that folds them).
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -25,7 +25,12 @@ __all__ = [
     "not_offered",
     "restore_calls",
     "restore_text",
+    "with_part",
 ]
+
+PARTS = ("text", "calls")
+"""What ``part`` may name: ``"text"``, the agent's own text of the step; ``"calls"``, its
+tool calls, one ``name(arguments)`` a line."""
 
 RESTORE_TOOL: dict[str, Any] = {
     "type": "function",
@@ -55,14 +60,31 @@ RESTORE_LINES_TOOL: dict[str, Any] = {
 }
 
 
+def with_part(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of the restore tool's schema ``tool`` with the ``part`` option: ``"text"``
+    brings back the agent's own text of the step instead of its outputs, ``"calls"`` its
+    calls. The description stays as it is (the schema is in every prompt): the notes and
+    lines that stand for a text or calls name the option where it is needed."""
+    out = copy.deepcopy(dict(tool))
+    out["function"]["parameters"]["properties"]["part"] = {"type": "string", "enum": list(PARTS)}
+    return out
+
+
 def restore_text(arguments: Mapping[str, Any], history: History) -> tuple[str, int | None]:
     """The original content of the step named in ``arguments``, and its index (None on error).
 
     A step with one tool output gives that output exactly; several are each headed with
-    their tool name; a step without outputs gives its message text. With ``lines="a-b"``
-    (or ``"a"``), only those lines of it, under a line naming them.
+    their tool name; a step without outputs gives its message text, and so does any step with
+    ``part="text"`` (the agent's own text of an agent step); ``part="calls"`` gives its calls,
+    one ``name(arguments)`` a line. With ``lines="a-b"`` (or
+    ``"a"``), only those lines of it, under a line naming them.
     """
-    text, step = _step_text(arguments, history)
+    part = arguments.get("part")
+    if part is not None and part not in PARTS:
+        return f"error: part must be one of {', '.join(map(repr, PARTS))}, got {part!r}", None
+    text, step = _step_text(arguments, history, text=part is not None)
+    if part == "calls" and step is not None:
+        text = _calls_text(history, step)
     lines = arguments.get("lines")
     if step is None or lines is None:
         return text, step
@@ -86,7 +108,9 @@ def _lines(text: str, step: int, spec: object) -> tuple[str, int | None]:
     return "\n".join([head, *every[first - 1 : last]]), step
 
 
-def _step_text(arguments: Mapping[str, Any], history: History) -> tuple[str, int | None]:
+def _step_text(
+    arguments: Mapping[str, Any], history: History, *, text: bool = False
+) -> tuple[str, int | None]:
     step = arguments.get("step")
     if isinstance(step, str) and re.fullmatch(r"[0-9]{1,9}", step.strip()):
         step = int(step)  # ASCII digits only: "²" passes isdigit() and int() refuses it
@@ -95,7 +119,7 @@ def _step_text(arguments: Mapping[str, Any], history: History) -> tuple[str, int
     if not 0 <= step < len(history):
         return f"error: there is no step {step}; steps are numbered 0 to {len(history) - 1}", None
     found = history[step]
-    results = found.results
+    results = () if text else found.results
     if len(results) == 1:
         return results[0].content, step
     if results:
@@ -105,6 +129,13 @@ def _step_text(arguments: Mapping[str, Any], history: History) -> tuple[str, int
         ]
         return "\n".join(parts), step
     return found.message.content or "", step
+
+
+def _calls_text(history: History, step: int) -> str:
+    """The tool calls of ``step``, one ``name(arguments)`` a line."""
+    message = history[step].message
+    calls = message.tool_calls if isinstance(message, AssistantMessage) else ()
+    return "\n".join(f"{c.name}({c.arguments})" for c in calls)
 
 
 def not_offered(strategy: str, name: str) -> str:

@@ -34,6 +34,12 @@ class RefoldConfig(StrategyConfig):
     )
     fold: bool = Field(True, description="Steps the agent marks STALE fold into one-line notes.")
     supersede: bool = Field(True, description="Outputs of a call run again later become stubs.")
+    keep_text: bool = Field(
+        False,
+        description="Keep the agent's own text whole; false: in the settled prefix each "
+        "agent step's text becomes a one-line note (its PROGRESS text, else its first line) "
+        "with its calls kept, restorable with restore(step=N, part='text').",
+    )
     mask: bool = Field(True, description="Settled outputs become restorable stubs.")
     dedup: bool = Field(True, description="An output repeating an earlier one becomes a stub.")
     spans: bool = Field(True, description="Runs of lines repeating earlier output become stubs.")

@@ -15,6 +15,7 @@ from contextfold.core.history import History, Step
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
 from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
 from contextfold.strategies.refold.markers import parse_markers
+from contextfold.strategies.refold.policy import NOTE, fold_summary, settled_text, text_path
 from contextfold.strategies.refold.spans import SeenOutputs
 from contextfold.strategies.supersede import resource_key, superseded_stub
 
@@ -45,6 +46,8 @@ class Operators:
     dedup: bool = True
     spans: bool = True
     min_run: int = 8
+    notes: bool = False
+    """The agent's own text of a settled step becomes a note (:mod:`.policy`)."""
 
 
 @dataclass(slots=True)
@@ -112,7 +115,8 @@ class PrefixRenderer:
     rendered again too, so a dedup stub always points to an output the view shows.
 
     Per step, in order: a user step stays verbatim; an agent step marked stale becomes a one-line
-    note carrying its PROGRESS text (fold); otherwise each tool output is replaced by a stub when
+    note carrying its PROGRESS text (fold); otherwise its text becomes a note with its calls kept
+    (notes; :mod:`.policy`), and each tool output is replaced by a stub when
     masking is on (mask; not an output the agent came back to, see :mod:`.reach`), when a later
     step re-ran the same call (supersede), or when an earlier output already shows the same text
     (dedup), and else shortened where runs of lines repeat an earlier output (span dedup).
@@ -161,7 +165,7 @@ class PrefixRenderer:
 
     def _fold(self, step: int, entries: Sequence[Entry], out: ViewBuilder) -> None:
         head = self.history[step].message
-        summary = self.state.progress.get(step) or _first_line(head.content) or "(no summary)"
+        summary = fold_summary(head.content, self.state.progress.get(step))
         note = AssistantMessage(f"[step {step} folded] {summary}")
         tokens = self.history.count(note)
         out.add(note, tokens, Provenance((step,), "transformed"))
@@ -170,6 +174,9 @@ class PrefixRenderer:
 
     def _entry(self, step: int, entry: Entry, out: ViewBuilder) -> None:
         msg, tokens, prov = entry
+        if isinstance(msg, AssistantMessage):
+            self._agent(step, entry, out)
+            return
         if not isinstance(msg, ToolMessage):
             out.add(msg, tokens, prov)
             return
@@ -186,6 +193,21 @@ class PrefixRenderer:
             return
         out.add(stub, kept, Provenance(prov.steps, "transformed"))
         out.elide(Elision((step,), reason, tokens - kept, _restore(step)))
+
+    def _agent(self, step: int, entry: Entry, out: ViewBuilder) -> None:
+        """The agent's message: its text a note when the policy says so (notes), its calls
+        as they are; a step that only restores keeps its message (nothing to say there)."""
+        msg, tokens, prov = entry
+        assert isinstance(msg, AssistantMessage)
+        noted = None
+        if self.ops.notes and not restores_only(msg):
+            progress = self.state.progress.get(step)
+            noted = settled_text(step, msg, tokens, progress=progress, count=self.history.count)
+        if noted is None:
+            out.add(msg, tokens, prov)
+            return
+        out.add(noted[0], noted[1], Provenance(prov.steps, "transformed"))
+        out.elide(Elision((step,), NOTE, tokens - noted[1], text_path(step)))
 
     def _stub(self, step: int, msg: ToolMessage, tokens: int) -> tuple[ToolMessage | None, str]:
         state, ops = self.state, self.ops
@@ -227,13 +249,6 @@ def repeat_stub(step: int, source: int, original: ToolMessage) -> ToolMessage:
 
 def _stub(original: ToolMessage, text: str) -> ToolMessage:
     return ToolMessage(text, original.tool_call_id, name=original.name)
-
-
-def _first_line(text: str | None) -> str:
-    for line in (text or "").splitlines():
-        if line.strip():
-            return line.strip()[:200]
-    return ""
 
 
 def labelled(index: int, entry: Entry, history: History) -> Entry:

@@ -1,8 +1,11 @@
-"""``refold``: ReFold's reversible rendering layer (arXiv 2610.07863), made cache-aware.
-
-The history stays whole and only the rendering shrinks; the settled prefix stays byte-identical
-until a boundary advance that pays for the cache it rewrites, and every removal comes back with
-``restore(step=N)`` (docs/strategies/refold.md).
+"""``refold`` (ReFold, arXiv 2610.07863, made cache-aware). Its rule: the view shows the system
+prompt, the settled prefix, and in full every step from the boundary on (the ``window``-th latest
+step with outputs; long outputs cut, repeats stubbed as they arrive). Before the boundary an agent
+step's text becomes a one-line note (its PROGRESS text, else its first line) beside its calls, and
+its outputs stubs where they pay (:mod:`.policy`). The boundary advances only when the reads saved
+pay for rewriting the cache and the restores risked, under the price table (:mod:`.advance`), or
+when the budget forces it. Everything removed comes back verbatim from the history, never edited:
+``restore(step=N)``, with ``lines="a-b"`` or ``part='text'`` (docs/strategies/refold.md).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from contextfold.core.history import History, Step
 from contextfold.core.messages import AssistantMessage
 from contextfold.core.meter import PRICE_TABLES
 from contextfold.core.view import Elision, Provenance, RestorePath, View
-from contextfold.strategies.refold import weigh
+from contextfold.strategies.refold import advance
+from contextfold.strategies.refold.advance import Rent
 from contextfold.strategies.refold.config import RefoldConfig
 from contextfold.strategies.refold.cost import CostRule
 from contextfold.strategies.refold.markers import split_markers
@@ -32,6 +36,7 @@ from contextfold.strategies.refold.prefix import (
 from contextfold.strategies.refold.reach import Reach
 from contextfold.strategies.refold.renderings import Renderings
 from contextfold.strategies.refold.repeats import Repeats
+from contextfold.strategies.refold.runs import SLACK, Runs
 from contextfold.strategies.refold.settled import Settled
 from contextfold.strategies.refold.tail import Entries, Tail, head, note
 from contextfold.strategies.refold.trims import Trims
@@ -41,6 +46,7 @@ from contextfold.strategies.restore import (
     calls_made,
     not_offered,
     restore_text,
+    with_part,
 )
 
 __all__ = ["RefoldConfig", "RefoldStrategy"]
@@ -71,7 +77,15 @@ class RefoldStrategy:
                 f"refold: unknown price table {cfg.prices!r}; known: {', '.join(PRICE_TABLES)}"
             )
         self.name = "refold"
-        self.ops = Operators(cfg.fold, cfg.supersede, cfg.mask, cfg.dedup, cfg.spans, cfg.min_run)
+        self.ops = Operators(
+            cfg.fold,
+            cfg.supersede,
+            cfg.mask,
+            cfg.dedup,
+            cfg.spans,
+            cfg.min_run,
+            notes=not cfg.keep_text,
+        )
         self.rule = CostRule(PRICE_TABLES[cfg.prices], cfg.horizon)
         self._history: History | None = None
         self._upstream: tuple[Elision, ...] = ()  # elisions of an upstream view (chains)
@@ -100,6 +114,7 @@ class RefoldStrategy:
         self._prefix = Settled.start(head(history))
         self._folding = False  # no advance yet: the view is the history as it is
         self._tail = Tail(history, repeats)
+        self._runs = Runs(history)
         self._calls = 0
         self._sent = 0  # steps the previous call sent (the ones after are new to the cache)
         self.advances = self.forced_compactions = self.restores = 0
@@ -150,7 +165,7 @@ class RefoldStrategy:
         return False
 
     def tools(self) -> list[dict[str, Any]]:
-        return [RESTORE_LINES_TOOL if self.config.cut else RESTORE_TOOL]
+        return [with_part(RESTORE_LINES_TOOL if self.config.cut else RESTORE_TOOL)]
 
     def call_tool(self, name: str, arguments: Mapping[str, Any], history: History) -> str:
         if name != "restore":
@@ -200,16 +215,39 @@ class RefoldStrategy:
         if target - self._prefix.boundary >= self.config.every:
             self._consider(target, entries)
         view = self._view(entries)
-        n = self._observed
-        while budget is not None and view.total_tokens > budget and self._prefix.boundary < n:
-            self.forced_compactions += 1  # an advance the budget forced
-            target = max(target, self._prefix.boundary + 1)
-            self._settled.threshold(0, self._prefix.boundary)
-            self._settled.update(target, entries, unlabel=not self._folding)
-            self._commit(self._extend(target, self._first_change()), applied=True)
+        while (
+            budget is not None
+            and view.total_tokens > budget
+            and self._fit(target, view.total_tokens - budget, budget, entries)
+        ):
+            self.forced_compactions += 1
             view = self._view(entries)
-        self._sent = n
+        self._sent = self._observed
         return view
+
+    def _fit(self, target: int, excess: int, budget: int, entries: Entries) -> bool:
+        """One change the budget forces: an advance to ``target`` (the window); then a run of
+        settled steps folded (:mod:`.runs`) when that can free the ``excess``, else an advance
+        past the window; runs again once every step is settled. False when nothing is left
+        (a budget that cannot hold the system prompt, the task and the latest user message)."""
+        boundary, n = self._prefix.boundary, self._observed
+        first = None
+        if boundary >= target:
+            tokens = list(self._prefix.step_tokens)
+            if self._prefix.note is not None and self._prefix.note_at < boundary:
+                tokens[self._prefix.note_at] -= self._prefix.note[1]  # the note stays
+            first = self._runs.fold(tokens, excess, slack=budget // SLACK, anyway=boundary >= n)
+        if first is None and boundary >= n:
+            return False
+        if first is None:
+            target = max(target, boundary + 1)
+            self._settled.threshold(0, boundary)
+            self._settled.update(target, entries, unlabel=not self._folding)
+        else:
+            target = boundary
+        changed = min(boundary if first is None else first, self._first_change())
+        self._commit(self._extend(target, changed), applied=True)
+        return True
 
     def _target(self) -> int:
         """Where the boundary should be: at the ``window``-th most recent step with tool
@@ -225,8 +263,8 @@ class RefoldStrategy:
         stay = self._tail_tokens(boundary, entries, self._folding)  # shown after it now
         maskable = self._reach.maskable(self._repeats.kept)
         if not fixed:  # mask only what pays for its own restore risk
-            prompt, hazard = self._prefix.total + stay, self._reach.hazard(maskable)
-            self._settled.threshold(self.rule.smallest_masked(prompt, hazard), boundary)
+            smallest = self._rent.smallest_masked(self._prefix.total + stay, maskable)
+            self._settled.threshold(smallest, boundary)
         self._settled.update(target, entries, unlabel=not self._folding)
         cheap = self._extend(target, boundary)
         if self._early_due():
@@ -252,7 +290,7 @@ class RefoldStrategy:
         prefix = self._prefix
         if not self._folding and self.config.instructions and self._history is not None:
             prefix = prefix.with_note(note(self._history), self._settled.first_rewritten(target))
-        return prefix.extend(self._settled.steps, target, first_change)
+        return prefix.extend(self._runs.blocks(self._settled.steps), target, first_change)
 
     def _commit(self, prefix: Settled, *, applied: bool) -> None:
         """Settle ``prefix``; changes to earlier steps stay pending unless ``applied``."""
@@ -265,8 +303,8 @@ class RefoldStrategy:
     def _advance_pays(self, cheap: Settled, entries: Entries, stay: int, maskable: int) -> bool:
         """Settle new steps when the reads saved over the calls still expected outweigh
         writing what follows the old boundary (``stay`` tokens shown after it) to the cache
-        again and the restores it may cost (:func:`.weigh.advance`)."""
-        change = weigh.advance(
+        again and the restores it may cost (:func:`.advance.advance`)."""
+        change = advance.advance(
             self._prefix,
             cheap,
             stay=stay,
@@ -274,28 +312,19 @@ class RefoldStrategy:
             new=self._tail_tokens(max(self._sent, cheap.boundary), entries, True),
             first=not self._folding,
         )
-        return self._worth(change, maskable)
+        return self._rent.pays(change, calls=self._calls, maskable=maskable)
 
     def _pays(self, full: Settled, cheap: Settled, entries: Entries, maskable: int) -> bool:
         """Apply pending changes to earlier steps when the reads they save over the calls
         still expected outweigh writing the stretch between the first changed step and the
-        old boundary to the cache again (:func:`.weigh.pending`)."""
+        old boundary to the cache again (:func:`.advance.pending`)."""
         tail = self._tail_tokens(full.boundary, entries, True)
-        return self._worth(weigh.pending(full, cheap, tail), maskable)
+        change = advance.pending(full, cheap, tail)
+        return self._rent.pays(change, calls=self._calls, maskable=maskable)
 
-    def _worth(self, change: weigh.Change, maskable: int) -> bool:
-        """The cost rule: a later call needs any of the ``maskable`` older outputs alike
-        (:meth:`.Reach.hazard`); a restore brings back one step."""
-        n = len(change.pieces)
-        return self.rule.pays(
-            rewritten=change.rewritten,
-            saving=change.saving,
-            calls=self._calls,
-            prompt=change.prompt,
-            reach=self._reach.hazard(maskable, n) * n,
-            restored=change.saving,
-            pieces=change.pieces,
-        )
+    @property
+    def _rent(self) -> Rent:
+        return Rent(self.rule, self._reach)
 
     def _view(self, entries: Entries) -> View:
         p = self._prefix

@@ -1,0 +1,96 @@
+"""When refold's boundary advances: the rent rule, kept apart from rendering.
+
+Settling more steps (an advance) or applying pending changes to steps already settled rewrites
+the cached prompt from the first changed token on. Either is made only when the reads it saves
+over the calls still expected outweigh that write and the restores it may cost, under the price
+table (:class:`~.cost.CostRule`); :func:`advance` and :func:`pending` give the figures weighed,
+:class:`Rent` weighs them. A note (:mod:`.policy`) carries no restore risk, nor makes the first
+advance on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from contextfold.core.view import Elision
+from contextfold.strategies.refold.cost import CostRule
+from contextfold.strategies.refold.policy import NOTE
+from contextfold.strategies.refold.reach import Reach
+from contextfold.strategies.refold.settled import Settled
+
+__all__ = ["Change", "Rent", "advance", "pending"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    rewritten: int
+    """Tokens of the prompt that become a cache write instead of a read."""
+    saving: int
+    """Tokens removed from every prompt from now on."""
+    prompt: int
+    """Tokens of the prompt after the change (what a restore call reads)."""
+    pieces: list[int]
+    """Tokens of each output the change removes (a note carries no restore risk: :data:`NOTE`)."""
+
+
+def advance(
+    old: Settled, cheap: Settled, *, stay: int, moved: int, new: int, first: bool
+) -> Change:
+    """Settling new steps (``cheap``: ``old`` extended, the steps it settled as they were).
+    What follows the old boundary is written to the cache again, the steps new since the last
+    call excepted (they are written either way). ``stay``, ``moved``, ``new``: the tokens shown
+    after the old boundary now, after the new one, and new since the last call. The ``first``
+    advance keeps what comes before the marker note, and its saving leaves out the notes': it
+    is the session's big bet (the marker note added, the prompt written again from the first
+    change on), which only outputs make; a note, saving a little at each call, rides along."""
+    before, after = old.total + stay, cheap.total + moved
+    shared = old.total + sum(cheap.step_tokens[: cheap.note_at]) if first else cheap.shared
+    added = cheap.elisions[len(old.elisions) :]
+    noted = sum(e.tokens for e in added if e.reason == NOTE) if first else 0
+    return Change(after - shared - new, before - after - noted, after, _risked(added))
+
+
+def pending(full: Settled, cheap: Settled, tail: int) -> Change:
+    """Applying the pending changes to settled steps too (``full``, against ``cheap``): the
+    stretch from the first changed step to the old boundary is written again. ``tail``: the
+    tokens shown after ``full``'s boundary."""
+    before = set(cheap.elisions)
+    saving = cheap.total - full.total
+    new = [e for e in full.elisions if e not in before]
+    pieces = _risked(new) if new else [saving]
+    return Change(cheap.shared - full.shared, saving, full.total + tail, pieces)
+
+
+def _risked(elisions: Sequence[Elision]) -> list[int]:
+    """The tokens of each removal a restore may have to bring back (notes aside)."""
+    return [e.tokens for e in elisions if e.reason != NOTE]
+
+
+@dataclass(frozen=True, slots=True)
+class Rent:
+    """The rule refold advances by: the price table's cost rule and the session's reach-back
+    rate (:class:`~.reach.Reach`)."""
+
+    rule: CostRule
+    reach: Reach
+
+    def smallest_masked(self, prompt: int, maskable: int) -> int:
+        """The fewest tokens an output must have for masking it to pay for its own restore
+        risk (:meth:`~.cost.CostRule.smallest_masked`)."""
+        return self.rule.smallest_masked(prompt, self.reach.hazard(maskable))
+
+    def pays(self, change: Change, *, calls: int, maskable: int) -> bool:
+        """Whether ``change`` pays at call ``calls``: a later call needs any of the
+        ``maskable`` older outputs alike (:meth:`~.reach.Reach.hazard`); a restore brings back
+        one step."""
+        n = len(change.pieces)
+        return self.rule.pays(
+            rewritten=change.rewritten,
+            saving=change.saving,
+            calls=calls,
+            prompt=change.prompt,
+            reach=self.reach.hazard(maskable, n) * n,
+            restored=change.saving,
+            pieces=change.pieces,
+        )
