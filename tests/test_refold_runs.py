@@ -22,9 +22,9 @@ from contextfold.core.messages import (
 )
 from contextfold.core.tokens import ApproxCounter
 from contextfold.core.view import View, render_checked
-from contextfold.serve.scripted import ScriptedServer
 from contextfold.strategies.registry import build_strategy
 from contextfold.strategies.restore import restore_text
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._serve import client, serving
 
 TASK = "Fix the parser. " + "The tokenizer must keep the last token of every input. " * 20
