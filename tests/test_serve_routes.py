@@ -10,13 +10,14 @@ import pytest
 
 from contextfold.serve.scripted import ScriptedServer
 from contextfold.serve.scripted_anthropic import ScriptedAnthropic
+from contextfold.serve.scripted_gemini import ScriptedGemini
 from contextfold.serve.scripted_responses import ScriptedResponses
 from tests._protocols import TOKEN, openai_client, proxy_for, sessions
 
 AUTH = {"x-contextfold-token": TOKEN, "authorization": "Bearer sk-own"}
 
 
-def test_a_chat_completions_upstream_serves_all_three_apis() -> None:
+def test_a_chat_completions_upstream_serves_every_api() -> None:
     with ScriptedServer() as up, proxy_for(up, "chat") as proxy:
         models = httpx.get(f"{proxy.url}/models", headers=AUTH).json()
         missing = httpx.post(f"{proxy.url}/embeddings", json={}, headers=AUTH)
@@ -24,11 +25,21 @@ def test_a_chat_completions_upstream_serves_all_three_apis() -> None:
         "OpenAI Chat Completions",
         "Anthropic Messages",
         "OpenAI Responses",
+        "Gemini generateContent",
     ]
     assert models["data"]  # the upstream's own list
     assert missing.status_code == 404
     routes = missing.json()["routes"]
     assert {"POST /v1/chat/completions", "POST /v1/messages", "POST /v1/responses"} <= set(routes)
+    assert "POST /v1beta/models/{target}" in routes
+
+
+def test_a_gemini_upstream_serves_every_api() -> None:
+    with ScriptedGemini() as up, proxy_for(up, "gemini") as proxy:
+        missing = httpx.post(f"{proxy.url}/embeddings", json={}, headers=AUTH)
+    routes = set(missing.json()["routes"])
+    assert {"POST /v1/chat/completions", "POST /v1/messages", "POST /v1/responses"} <= routes
+    assert "POST /v1beta/models/{target}" in routes
 
 
 @pytest.mark.parametrize(

@@ -100,7 +100,7 @@ def _guarded(proxy: Proxy, routes: Routes, endpoint: Endpoint) -> Handler:
             if local_only:
                 server = request.scope.get("server")
                 check_local(request.method, request.headers, server[1] if server else None)
-            check_token(request.headers, token)
+            check_token(request.headers, token, request.query_params.get("key", ""))
             return await endpoint.handler(request)
         except ApiError as exc:
             return _error(proxy, routes, endpoint, exc)

@@ -68,14 +68,16 @@ UPSTREAM_HELP = (
     "--upstream must be local, or an http(s) URL of a Chat Completions server such as "
     "http://localhost:8000/v1, or anthropic:URL (Anthropic Messages, e.g. "
     "anthropic:https://api.anthropic.com), or responses:URL (OpenAI Responses, e.g. "
-    "responses:https://api.openai.com/v1)"
+    "responses:https://api.openai.com/v1), or gemini:URL (Gemini, e.g. "
+    "gemini:https://generativelanguage.googleapis.com)"
 )
 
 
 def upstream_spec(spec: str) -> tuple[str, str]:
     """The API and base URL an ``--upstream`` names (``anthropic:URL``, ``responses:URL``,
-    ``chat:URL`` or a bare URL: Chat Completions); a ValueError saying what is accepted.
-    An Anthropic URL without its ``/v1`` gets it (the SDK's base URLs have none)."""
+    ``gemini:URL``, ``chat:URL`` or a bare URL: Chat Completions); a ValueError saying what
+    is accepted. An Anthropic URL without its ``/v1`` gets it, a Gemini URL without its
+    version ``/v1beta`` (the SDKs' base URLs have none)."""
     api, _, rest = spec.partition(":")
     api, url = (api, rest) if api in APIS else ("chat", spec)
     if not url.startswith(("http://", "https://")):
@@ -83,6 +85,8 @@ def upstream_spec(spec: str) -> tuple[str, str]:
     url = url.rstrip("/")
     if api == "anthropic" and not url.endswith("/v1"):
         url += "/v1"
+    if api == "gemini" and not url.endswith(("/v1", "/v1beta")):
+        url += "/v1beta"
     return api, url
 
 

@@ -35,7 +35,7 @@ __all__ = [
     "add_usage",
 ]
 
-Api = Literal["chat", "anthropic", "responses"]
+Api = Literal["chat", "anthropic", "responses", "gemini"]
 
 USAGE_KEYS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens")
 """A call's usage: every prompt token (cached or not), those read from the provider's cache,
@@ -136,9 +136,9 @@ class Wire(Protocol):
     @property
     def api(self) -> Api: ...
 
-    @property
-    def path(self) -> str:
-        """Where calls go, after the upstream's base URL (``/chat/completions``)."""
+    def path(self, call: Call) -> str:
+        """Where ``call`` goes, after the upstream's base URL (``/chat/completions``; Gemini's
+        names the model and the method)."""
         ...
 
     def body(self, call: Call) -> dict[str, Any]: ...

@@ -66,9 +66,14 @@ def json_object(data: bytes) -> dict[str, Any]:
 
 
 def parse_chat(
-    data: bytes, headers: Mapping[str, str], token: str | None = None, shown: Shown | None = None
+    data: bytes,
+    headers: Mapping[str, str],
+    token: str | None = None,
+    shown: Shown | None = None,
+    upstream: str = "chat",
 ) -> ClientRequest:
-    """Decode and check a chat request; raises a 4xx :class:`ApiError` naming the problem."""
+    """Decode and check a chat request for an ``upstream`` of that API; raises a 4xx
+    :class:`ApiError` naming the problem."""
     body = json_object(data)
     stream = bool(body.get("stream", False))
     if body.get("n", 1) not in (1, None):
@@ -91,7 +96,7 @@ def parse_chat(
         tools=tools,
         tool_names=frozenset(t["function"]["name"] for t in tools),
         offer_own=body.get("tool_choice") != "none",
-        headers=upstream_headers(headers, token, "chat", "chat"),
+        headers=upstream_headers(headers, token, "chat", upstream),
         include_usage=include_usage,
     )
 
@@ -148,23 +153,25 @@ def _tools(raw: Any) -> list[dict[str, Any]]:
     return list(raw)
 
 
-def has_token(headers: Mapping[str, str], token: str | None) -> bool:
+def has_token(headers: Mapping[str, str], token: str | None, key: str = "") -> bool:
     """Whether the request carries ``token`` (as ``Authorization: Bearer``,
-    ``X-Contextfold-Token`` or an Anthropic client's ``x-api-key``); always with ``token``
-    None (auth is off)."""
+    ``X-Contextfold-Token``, an Anthropic client's ``x-api-key``, a Gemini client's
+    ``x-goog-api-key`` or its ``?key=``: ``key``); always with ``token`` None (auth is off)."""
     if token is None:
         return True
     given = [
         headers.get(TOKEN_HEADER, ""),
         _bearer(headers.get("authorization", "")),
         headers.get("x-api-key", ""),
+        headers.get("x-goog-api-key", ""),
+        key,
     ]
     return any(g and hmac.compare_digest(g.encode(), token.encode()) for g in given)
 
 
-def check_token(headers: Mapping[str, str], token: str | None) -> None:
+def check_token(headers: Mapping[str, str], token: str | None, key: str = "") -> None:
     """Raise a 401 unless the request carries ``token`` (see :func:`has_token`)."""
-    if not has_token(headers, token):
+    if not has_token(headers, token, key):
         raise ApiError(
             401,
             "missing or wrong proxy token: send 'Authorization: Bearer TOKEN' or "
@@ -176,6 +183,7 @@ def check_token(headers: Mapping[str, str], token: str | None) -> None:
 _PASSED = {
     "anthropic": ("anthropic-version", "anthropic-beta"),
     "openai": ("openai-beta", "openai-organization", "openai-project"),
+    "gemini": ("x-goog-api-client", "x-goog-user-project"),
 }
 _LISTS = ("anthropic-beta", "openai-beta")
 """Headers whose value is a comma-separated list: sent more than once, all their values go."""
@@ -186,24 +194,33 @@ def upstream_headers(
 ) -> dict[str, str]:
     """What goes upstream with a client's call: its own credentials (never the proxy token)
     and its API's headers (a beta header sent more than once: all its values, joined), when
-    the upstream speaks the client's API family (Anthropic's, or OpenAI's); a client's key
+    the upstream speaks the client's API family (Anthropic's, Gemini's, or OpenAI's); a client's key
     for one provider never goes to another's server; a value that is not printable ASCII is
     a 400 naming the header. Never kept."""
-    family = "anthropic" if client == "anthropic" else "openai"
-    if family != ("anthropic" if upstream == "anthropic" else "openai"):
+    family = _family(client)
+    if family != _family(upstream):
         return {}
     out = {name: _value(headers, name) for name in _PASSED[family] if name in headers}
-    for name in ("authorization", "x-api-key"):
+    for name in ("authorization", "x-api-key", "x-goog-api-key"):
         _check_header(name, headers.get(name, ""))
     for name, value in out.items():
         _check_header(name, value)
     auth = upstream_auth(headers, token)
     if auth:
         out["Authorization"] = auth
-    key = headers.get("x-api-key", "")
-    if family == "anthropic" and key and not _is_token(key, token):
-        out["x-api-key"] = key
+    for name in ("x-api-key", "x-goog-api-key"):
+        key = headers.get(name, "")
+        if family == _KEYED[name] and key and not _is_token(key, token):
+            out[name] = key
     return out
+
+
+_KEYED = {"x-api-key": "anthropic", "x-goog-api-key": "gemini"}
+"""The key header of each API family that has one of its own."""
+
+
+def _family(api: str) -> str:
+    return api if api in ("anthropic", "gemini") else "openai"
 
 
 def _value(headers: Mapping[str, str], name: str) -> str:

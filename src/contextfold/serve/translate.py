@@ -1,9 +1,10 @@
-"""Anthropic Messages and OpenAI Responses requests sent to a Chat Completions upstream.
+"""Anthropic Messages, OpenAI Responses and Gemini requests sent to a Chat Completions upstream.
 
 The conversation is the same in every API (:mod:`.exchange`), so only the rest of a request is
 translated: its options (:func:`chat_base`), its tools (:func:`chat_tools`) and its
 ``tool_choice``; the model's reply is read back into the one conversation model
-(:func:`from_chat`). So a Chat Completions server (or the embedded model) serves all three APIs.
+(:func:`from_chat`). So a Chat Completions server (or the embedded model) serves every API
+(Gemini's own translation: :mod:`~contextfold.serve.apis.gemini._translate`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ def chat_tools(request: ClientRequest) -> list[dict[str, Any]]:
     """
     if request.api == "chat":
         return list(request.tools)
+    if request.api == "gemini":
+        from contextfold.serve.apis.gemini._translate import chat_tools_of  # no import cycle
+
+        return chat_tools_of(request.tools)
     out = []
     for tool in request.tools:
         kind = tool.get("type")
@@ -94,6 +99,10 @@ def chat_base(request: ClientRequest) -> dict[str, Any]:
     body = request.body
     if request.api == "chat":
         return {k: v for k, v in body.items() if k not in ("stream_options", "messages", "tools")}
+    if request.api == "gemini":
+        from contextfold.serve.apis.gemini._translate import chat_options  # no import cycle
+
+        return chat_options(body)
     out: dict[str, Any] = {"model": body["model"]}
     for key in ("temperature", "top_p"):
         if key in body:

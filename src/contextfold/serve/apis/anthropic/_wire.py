@@ -46,7 +46,9 @@ class AnthropicWire:
     """The Anthropic Messages API as an upstream's (for Messages requests)."""
 
     api: Api = "anthropic"
-    path = "/messages"
+
+    def path(self, call: Call) -> str:
+        return "/messages"
 
     def body(self, call: Call) -> dict[str, Any]:
         request = call.request

@@ -27,7 +27,9 @@ class ChatWire:
     """The Chat Completions API as an upstream's."""
 
     api: Api = "chat"
-    path = "/chat/completions"
+
+    def path(self, call: Call) -> str:
+        return "/chat/completions"
 
     def body(self, call: Call) -> dict[str, Any]:
         body = chat_base(call.request)

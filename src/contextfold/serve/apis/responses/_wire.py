@@ -26,7 +26,9 @@ class ResponsesWire:
     """The OpenAI Responses API as an upstream's (for Responses requests)."""
 
     api: Api = "responses"
-    path = "/responses"
+
+    def path(self, call: Call) -> str:
+        return "/responses"
 
     def body(self, call: Call) -> dict[str, Any]:
         request = call.request

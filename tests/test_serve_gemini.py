@@ -1,0 +1,264 @@
+"""The proxy's Gemini API, driven by the official ``google-genai`` SDK, in front of a scripted
+Gemini upstream (a real HTTP server that checks bodies and Gemini 3 thought signatures as the
+API does) and of a Chat Completions one; and a Chat Completions client in front of a Gemini
+upstream."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from google import genai
+from google.genai import errors, types
+
+from contextfold.serve.apis.gemini._write import SKIP_SIGNATURE
+from contextfold.serve.scripted import ScriptedServer
+from contextfold.serve.scripted_gemini import ScriptedGemini, function_call, text
+from contextfold.serve.scripted_gemini_parts import SENTINELS, verify
+from tests._clis import MARKS
+from tests._protocols import TOKEN, openai_client, proxy_for, root, sessions
+
+MODEL = "gemini-3-flash-preview"
+"""A Gemini 3 model: the upstream refuses a function call sent back without its signature."""
+KEY = "gm-client-key"
+WEATHER = types.Tool(
+    function_declarations=[
+        types.FunctionDeclaration(
+            name="weather",
+            description="The weather in a city.",
+            parameters_json_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+        )
+    ]
+)
+MANUAL = types.AutomaticFunctionCallingConfig(disable=True)
+
+
+def _client(proxy: Any) -> genai.Client:
+    options = types.HttpOptions(
+        base_url=root(proxy),
+        headers={"X-Contextfold-Token": TOKEN},
+        retry_options=types.HttpRetryOptions(attempts=1),
+    )
+    return genai.Client(api_key=KEY, http_options=options)
+
+
+def _upstream(replies: Any) -> ScriptedGemini:
+    return ScriptedGemini(replies, api_key=KEY)
+
+
+def test_generate_content_is_answered_through_the_view_with_the_clients_key(
+    tmp_path: Path,
+) -> None:
+    with _upstream(["Hello there."]) as up, proxy_for(up, "gemini", tmp_path / "s.db") as proxy:
+        config = types.GenerateContentConfig(system_instruction="Be terse.", max_output_tokens=64)
+        client = _client(proxy)  # held: the SDK closes its connections when it is collected
+        reply = client.models.generate_content(model=MODEL, contents="Say hello.", config=config)
+    assert reply.text == "Hello there." and reply.candidates[0].finish_reason == "STOP"
+    assert reply.usage_metadata is not None and reply.usage_metadata.prompt_token_count
+    (sent,) = up.requests
+    assert sent.path == f"/v1beta/models/{MODEL}:generateContent"
+    assert sent.headers["x-goog-api-key"] == KEY and TOKEN not in json.dumps(sent.headers)
+    assert sent.body["contents"] == [{"role": "user", "parts": [{"text": "Say hello."}]}]
+    assert sent.body["systemInstruction"]["parts"] == [{"text": "Be terse."}]
+    assert sent.body["generationConfig"]["maxOutputTokens"] == 64
+    declared = [d["name"] for t in sent.body["tools"] for d in t["functionDeclarations"]]
+    assert declared == ["restore"]  # the strategy's own tool
+    assert len(sessions(tmp_path / "s.db")) == 1
+
+
+def test_a_streamed_reply_is_server_sent_events_with_the_signature_last() -> None:
+    words = "A reply long enough to come in several chunks of text.\nAnd a second line."
+    with _upstream([words]) as up, proxy_for(up, "gemini") as proxy:
+        client = _client(proxy)
+        chunks = list(client.models.generate_content_stream(model=MODEL, contents="Hi"))
+    assert "".join(c.text or "" for c in chunks) == words
+    assert chunks[-1].candidates[0].finish_reason == "STOP" and chunks[-1].usage_metadata
+    assert chunks[-1].candidates[0].content.parts[-1].thought_signature  # the upstream's
+    assert up.requests[0].query == "alt=sse"
+
+
+def test_the_default_stream_is_one_json_array() -> None:
+    with _upstream(["First line of it.\nSecond line of it."]) as up, proxy_for(up, "gemini") as p:
+        url = f"{root(p)}/v1beta/models/{MODEL}:streamGenerateContent?key={KEY}"
+        body = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
+        answer = httpx.post(url, json=body, headers={"X-Contextfold-Token": TOKEN}, timeout=30)
+    assert answer.headers["content-type"].startswith("application/json")
+    chunks = answer.json()
+    said = [p.get("text", "") for c in chunks for p in c["candidates"][0]["content"]["parts"]]
+    assert "".join(said) == "First line of it.\nSecond line of it."
+    assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
+    assert up.requests[0].headers["x-goog-api-key"] == KEY  # ?key= passed on as the header
+
+
+def test_count_tokens_is_the_upstreams_own_count_or_the_proxys() -> None:
+    with _upstream([]) as up, proxy_for(up, "gemini") as proxy:
+        client = _client(proxy)
+        counted = client.models.count_tokens(model=MODEL, contents="Count these words.")
+    assert counted.total_tokens and up.requests[0].path.endswith(":countTokens")
+    with ScriptedServer() as chat, proxy_for(chat, "chat") as proxy:
+        client = _client(proxy)
+        ours = client.models.count_tokens(model=MODEL, contents="Count these words.")
+    assert ours.total_tokens and chat.requests == []
+
+
+def test_a_function_call_round_trip_sends_its_thought_signature_back(tmp_path: Path) -> None:
+    script = [[text("Checking."), function_call("weather", {"city": "Oslo"})], "It is sunny."]
+    with _upstream(script) as up, proxy_for(up, "gemini", tmp_path / "s.db") as proxy:
+        client = _client(proxy)
+        config = types.GenerateContentConfig(tools=[WEATHER], automatic_function_calling=MANUAL)
+        asked = types.Content(role="user", parts=[types.Part(text="Weather in Oslo?")])
+        first = client.models.generate_content(model=MODEL, contents=[asked], config=config)
+        (call,) = first.function_calls or []
+        assert call.name == "weather" and call.args == {"city": "Oslo"}
+        answer = types.Part.from_function_response(name="weather", response={"output": "sunny"})
+        answer.function_response.id = call.id
+        turn = [asked, first.candidates[0].content, types.Content(role="user", parts=[answer])]
+        second = client.models.generate_content(model=MODEL, contents=turn, config=config)
+    assert second.text == "It is sunny."  # the upstream verified the call's signature
+    model_turn = up.calls[1]["contents"][1]
+    signed = next(p for p in model_turn["parts"] if "functionCall" in p)
+    assert signed["thoughtSignature"] != SKIP_SIGNATURE and "id" not in signed["functionCall"]
+    assert up.calls[1]["contents"][2]["parts"][0]["functionResponse"]["name"] == "weather"
+    assert len(sessions(tmp_path / "s.db")) == 1
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_restore_round_is_answered_by_the_proxy_and_the_client_sees_its_words(
+    stream: bool,
+) -> None:
+    script = [
+        [text("Looking again." + MARKS), function_call("restore", {"step": 0})],
+        "You said hello." + MARKS,
+    ]
+    with _upstream(script) as up, proxy_for(up, "gemini") as proxy:
+        client = _client(proxy)
+        if stream:
+            chunks = list(client.models.generate_content_stream(model=MODEL, contents="hello"))
+            said = "".join(c.text or "" for c in chunks)
+            calls = [c for ch in chunks for c in ch.function_calls or []]
+        else:
+            reply = client.models.generate_content(model=MODEL, contents="hello")
+            said, calls = reply.text or "", reply.function_calls or []
+    assert said == "Looking again.\n\nYou said hello."  # both rounds, no marker line
+    assert calls == []  # the client never sees the strategy's tool
+    restored = up.calls[1]["contents"]
+    assert restored[-1]["parts"][0]["functionResponse"]["name"] == "restore"
+    assert "hello" in json.dumps(restored[-1])
+
+
+def test_errors_come_back_in_googles_shape() -> None:
+    with _upstream(["unused"]) as up, proxy_for(up, "gemini") as proxy:
+        url = f"{root(proxy)}/v1beta/models/{MODEL}:generateContent"
+        headers = {"X-Contextfold-Token": TOKEN, "x-goog-api-key": KEY}
+        bad = httpx.post(url, json={"contents": []}, headers=headers, timeout=30)
+        up.fail = (429, "Resource has been exhausted (e.g. check quota).")
+        client = _client(proxy)
+        with pytest.raises(errors.ClientError) as raised:
+            client.models.generate_content(model=MODEL, contents="hi")
+    assert bad.status_code == 400
+    error = bad.json()["error"]
+    assert error["status"] == "INVALID_ARGUMENT" and error["code"] == 400
+    assert error["message"].startswith("contents: must be a non-empty array")
+    assert raised.value.code == 429 and raised.value.status == "RESOURCE_EXHAUSTED"
+    assert "Resource has been exhausted" in str(raised.value.message)
+
+
+def _chat_reply(body: dict[str, Any]) -> dict[str, Any]:
+    if body["messages"][-1]["role"] == "tool":
+        return {"role": "assistant", "content": "Sunny in Oslo."}
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "weather", "arguments": '{"city": "Oslo"}'}}  # fmt: skip
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_gemini_client_is_served_by_a_chat_completions_upstream(stream: bool) -> None:
+    with ScriptedServer(_chat_reply) as up, proxy_for(up, "chat") as proxy:
+        client = _client(proxy)
+        config = types.GenerateContentConfig(
+            tools=[WEATHER],
+            automatic_function_calling=MANUAL,
+            system_instruction="Be brief.",
+            max_output_tokens=32,
+        )
+        asked = types.Content(role="user", parts=[types.Part(text="Weather in Oslo?")])
+        if stream:
+            chunks = list(client.models.generate_content_stream(
+                model="m", contents=[asked], config=config))  # fmt: skip
+            calls = [c for ch in chunks for c in ch.function_calls or []]
+            model_turn = types.Content(role="model", parts=[types.Part(function_call=calls[0])])
+        else:
+            first = client.models.generate_content(model="m", contents=[asked], config=config)
+            calls, model_turn = first.function_calls or [], first.candidates[0].content
+        assert [(c.id, c.name, c.args) for c in calls] == [("call_1", "weather", {"city": "Oslo"})]
+        answer = types.Part.from_function_response(name="weather", response={"output": "sunny"})
+        answer.function_response.id = "call_1"
+        turn = [asked, model_turn, types.Content(role="user", parts=[answer])]
+        second = client.models.generate_content(model="m", contents=turn, config=config)
+    assert second.text == "Sunny in Oslo."
+    sent = up.requests[-1][1]
+    assert sent["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert sent["messages"][-1] == {"role": "tool", "content": "sunny", "tool_call_id": "call_1"}
+    assert sent["max_tokens"] == 32
+    assert {t["function"]["name"] for t in sent["tools"]} == {"weather", "restore"}
+
+
+CHAT_WEATHER = {"type": "function", "function": {
+    "name": "weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+}}  # fmt: skip
+
+
+def test_a_chat_client_is_served_by_a_gemini_upstream_its_signatures_kept() -> None:
+    script = [[function_call("weather", {"city": "Oslo"})], "Sunny in Oslo."]
+    with _upstream(script) as up, proxy_for(up, "gemini", upstream_key=KEY) as proxy:
+        client = openai_client(proxy)
+        messages: list[Any] = [{"role": "user", "content": "Weather in Oslo?"}]
+        first = client.chat.completions.create(
+            model=MODEL,
+            messages=messages,
+            tools=[CHAT_WEATHER],
+            max_tokens=40,
+        )
+        (call,) = first.choices[0].message.tool_calls or []
+        assert call.function.name == "weather" and json.loads(call.function.arguments) == {
+            "city": "Oslo"
+        }
+        messages += [first.choices[0].message.model_dump(exclude_none=True),
+                     {"role": "tool", "tool_call_id": call.id, "content": "sunny"}]  # fmt: skip
+        second = client.chat.completions.create(
+            model=MODEL,
+            messages=messages,
+            tools=[CHAT_WEATHER],
+        )
+    assert second.choices[0].message.content == "Sunny in Oslo."
+    first_call, second_call = up.calls
+    assert first_call["generationConfig"] == {"maxOutputTokens": 40}
+    assert up.requests[0].headers["x-goog-api-key"] == KEY  # the proxy's key, not the client's
+    (signed,) = [p for p in second_call["contents"][1]["parts"] if "functionCall" in p]
+    # the signature the upstream issued, kept in the proxy's history: not the skip value
+    assert verify(signed["thoughtSignature"], MODEL) and signed["thoughtSignature"] not in SENTINELS
+    assert second_call["contents"][2]["parts"][0]["functionResponse"]["response"] == {
+        "output": "sunny"
+    }
+
+
+def test_a_call_the_proxy_never_served_gets_the_documented_skip_signature() -> None:
+    with _upstream(["Noted."]) as up, proxy_for(up, "gemini", upstream_key=KEY) as proxy:
+        history: list[Any] = [
+            {"role": "user", "content": "Weather in Oslo?"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "weather", "arguments": '{"city": "Oslo"}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+        ]  # fmt: skip
+        reply = openai_client(proxy).chat.completions.create(
+            model=MODEL,
+            messages=history,
+            tools=[CHAT_WEATHER],
+        )
+    assert reply.choices[0].message.content == "Noted."
+    (signed,) = [p for p in up.calls[0]["contents"][1]["parts"] if "functionCall" in p]
+    assert signed["thoughtSignature"] == SKIP_SIGNATURE
