@@ -1,5 +1,5 @@
-"""Claude Code and Codex CLI (``make npm``) each finish their small coding task *through*
-``contextfold serve``: the scripted upstream of the CLI's protocol answers with the tool call
+"""Claude Code, Codex CLI and Gemini CLI (``make npm``) each finish their small coding task
+*through* ``contextfold serve``: the scripted upstream of the CLI's protocol answers with the tool call
 that writes a file, then calls the proxy's ``restore`` in a reply ending in refold's marker
 lines, then closes; the file is checked on disk, the answer the CLI prints is checked word
 for word (both rounds' texts, no marker line), and each upstream call is checked to be the
@@ -14,8 +14,10 @@ import pytest
 
 from contextfold.core.store import open_store
 from contextfold.serve.apis.anthropic._write import write_view
+from contextfold.serve.apis.gemini._write import write_contents
 from contextfold.serve.apis.responses._write import write_input
 from contextfold.serve.scripted_anthropic import ScriptedAnthropic
+from contextfold.serve.scripted_gemini import ScriptedGemini
 from contextfold.serve.scripted_responses import ScriptedResponses
 from tests._clis import (
     MARKS,
@@ -25,8 +27,11 @@ from tests._clis import (
     claude_result,
     claude_writes_file,
     codex_writes_file,
+    gemini_result,
+    gemini_writes_file,
     run_claude,
     run_codex,
+    run_gemini,
 )
 from tests._protocols import TOKEN, marked, proxy_for, root, strip_marks
 
@@ -113,3 +118,36 @@ def test_codex_writes_a_file_through_the_proxy(tmp_path: Path) -> None:
         assert "restore" in {t.get("name") for t in body["tools"]}
         assert "previous_response_id" not in body
     assert up.requests[0].headers["authorization"] == "Bearer sk-test"
+
+
+@pytest.mark.npm("gemini")
+def test_gemini_cli_writes_a_file_through_the_proxy(tmp_path: Path) -> None:
+    work, store = tmp_path / "work", tmp_path / "s.db"
+    work.mkdir()
+    target = work / "greet.py"
+    script = gemini_writes_file(target, SOURCE, restoring=True)
+    with (
+        ScriptedGemini(script, api_key="gm-test") as up,
+        Tripwire() as wire,
+        proxy_for(up, "gemini", store, upstream_key="gm-test") as proxy,
+    ):
+        run = run_gemini(
+            "Create greet.py with a greet function.",
+            base_url=root(proxy),
+            workdir=work,
+            home=tmp_path / "home",
+            tripwire=wire,
+            api_key=TOKEN,  # the proxy token as its key: the upstream gets the proxy's own
+        ).check()
+    assert wire.seen == []
+    assert target.read_text() == SOURCE
+    assert gemini_result(run)["response"] == SHOWN  # the words the user sees
+    assert _first_reply(store) == WRITING + MARKS  # the lines it was not shown, put back
+    calls = _calls(store)
+    assert len(calls) == len(up.calls) >= 3
+    for body, sent in zip(up.calls, calls, strict=True):
+        assert body["contents"] == write_contents(sent)[1]  # type: ignore[arg-type]
+        declared = {d["name"] for t in body["tools"] for d in t["functionDeclarations"]}
+        assert {"restore", "write_file"} <= declared
+    headers = up.requests[0].headers
+    assert headers["x-goog-api-key"] == "gm-test" and TOKEN not in str(headers)
