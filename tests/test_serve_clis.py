@@ -1,9 +1,9 @@
 """Claude Code, Codex CLI and Gemini CLI (``make npm``) each finish their small coding task
-*through* ``contextfold serve``: the scripted upstream of the CLI's protocol answers with the tool call
-that writes a file, then calls the proxy's ``restore`` in a reply ending in refold's marker
-lines, then closes; the file is checked on disk, the answer the CLI prints is checked word
-for word (both rounds' texts, no marker line), and each upstream call is checked to be the
-strategy's view the proxy recorded (written in the upstream's API), not the CLI's own
+*through* ``contextfold serve``: the scripted upstream of the CLI's protocol answers with the
+tool call that writes a file, then calls the proxy's ``restore`` in a reply ending in refold's
+marker lines, then closes; the file is checked on disk, the answer the CLI prints is checked
+word for word (both rounds' texts, no marker line), and each upstream call is checked to be
+the strategy's view the proxy recorded (written in the upstream's API), not the CLI's own
 request, with the strategy's tool offered beside the CLI's."""
 
 from __future__ import annotations
