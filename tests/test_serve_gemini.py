@@ -16,8 +16,11 @@ from google.genai import errors, types
 
 from contextfold.serve.apis.gemini._write import SKIP_SIGNATURE
 from contextfold.serve.scripted import ScriptedServer
+from contextfold.serve.scripted_anthropic import ScriptedAnthropic, tool_use
 from contextfold.serve.scripted_gemini import ScriptedGemini, function_call, text
 from contextfold.serve.scripted_gemini_parts import SENTINELS, verify
+from contextfold.serve.scripted_responses import ScriptedResponses, message
+from contextfold.serve.scripted_responses import function_call as responses_call
 from tests._clis import MARKS
 from tests._protocols import TOKEN, openai_client, proxy_for, root, sessions
 
@@ -204,6 +207,45 @@ def test_a_gemini_client_is_served_by_a_chat_completions_upstream(stream: bool) 
     assert sent["messages"][-1] == {"role": "tool", "content": "sunny", "tool_call_id": "call_1"}
     assert sent["max_tokens"] == 32
     assert {t["function"]["name"] for t in sent["tools"]} == {"weather", "restore"}
+
+
+def _weather_round_trip(proxy: Any, model: str) -> str:
+    """A Gemini client's function-call round trip: the second reply's text."""
+    client = _client(proxy)
+    config = types.GenerateContentConfig(
+        tools=[WEATHER], automatic_function_calling=MANUAL, max_output_tokens=50
+    )
+    asked = types.Content(role="user", parts=[types.Part(text="Weather in Oslo?")])
+    first = client.models.generate_content(model=model, contents=[asked], config=config)
+    (call,) = first.function_calls or []
+    assert (call.name, call.args) == ("weather", {"city": "Oslo"})
+    answer = types.Part.from_function_response(name="weather", response={"output": "sunny"})
+    answer.function_response.id = call.id
+    turn = [asked, first.candidates[0].content, types.Content(role="user", parts=[answer])]
+    return client.models.generate_content(model=model, contents=turn, config=config).text or ""
+
+
+def test_a_gemini_client_is_served_by_an_anthropic_upstream() -> None:
+    script = [[tool_use("weather", {"city": "Oslo"})], "Sunny in Oslo."]
+    with ScriptedAnthropic(script) as up, proxy_for(up, "anthropic", upstream_key="sk-a") as p:
+        assert _weather_round_trip(p, "claude-test") == "Sunny in Oslo."
+    first, second = up.calls
+    assert first["max_tokens"] == 50 and first["model"] == "claude-test"
+    assert {t["name"] for t in first["tools"]} == {"weather", "restore"}
+    result = second["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and result["content"] == "sunny"
+    assert up.requests[0].headers["x-api-key"] == "sk-a"  # the proxy's key, not the client's
+
+
+def test_a_gemini_client_is_served_by_a_responses_upstream() -> None:
+    script = [[responses_call("weather", {"city": "Oslo"})], [message("Sunny in Oslo.")]]
+    with ScriptedResponses(script) as up, proxy_for(up, "responses", upstream_key="sk-r") as p:
+        assert _weather_round_trip(p, "gpt-test") == "Sunny in Oslo."
+    first, second = up.calls
+    assert first["max_output_tokens"] == 50 and first["store"] is False
+    assert {t["name"] for t in first["tools"]} == {"weather", "restore"}
+    output = second["input"][-1]
+    assert output["type"] == "function_call_output" and output["output"] == "sunny"
 
 
 CHAT_WEATHER = {"type": "function", "function": {

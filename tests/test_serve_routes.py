@@ -49,7 +49,7 @@ def test_a_gemini_upstream_serves_every_api() -> None:
         (ScriptedResponses, "responses", "/v1/responses", "/v1/messages"),
     ],
 )
-def test_a_provider_upstream_serves_its_own_api(
+def test_a_provider_upstream_serves_its_own_api_and_geminis(
     upstream: type, kind: str, served: str, unserved: str
 ) -> None:
     with upstream() as up, proxy_for(up, kind) as proxy:
@@ -58,7 +58,7 @@ def test_a_provider_upstream_serves_its_own_api(
         models = httpx.get(f"{base}/v1/models", headers=AUTH).json()
     assert answer.status_code == 404 and f"POST {served}" in answer.json()["routes"]
     assert f"POST {unserved}" not in answer.json()["routes"]
-    assert len(models["contextfold"]["apis"]) == 1
+    assert models["contextfold"]["apis"][1:] == ["Gemini generateContent"]
 
 
 def test_an_agents_session_header_seeds_the_session(tmp_path: Path) -> None:

@@ -19,5 +19,5 @@ APIS: dict[str, ApiSpec] = {spec.name: spec for spec in (CHAT, ANTHROPIC, RESPON
 def served_apis(upstream: str) -> list[str]:
     """The APIs a proxy serves with an upstream of API ``upstream``: a Chat Completions
     upstream (or the embedded model) and a Gemini one serve every API, translated; any other
-    upstream serves requests of its own API."""
-    return list(APIS) if upstream in ("chat", "gemini") else [upstream]
+    upstream serves requests of its own API and Gemini's, translated."""
+    return list(APIS) if upstream in ("chat", "gemini") else [upstream, "gemini"]

@@ -13,7 +13,7 @@ from contextfold.serve.apis.responses._read import read_output
 from contextfold.serve.apis.responses._shapes import check_event, check_response
 from contextfold.serve.apis.responses._write import write_input
 from contextfold.serve.errors import ApiError, UpstreamError, event_status
-from contextfold.serve.exchange import Api, Call, Delta, Reply
+from contextfold.serve.exchange import Api, Call, ClientRequest, Delta, Reply
 from contextfold.serve.stops import from_responses
 
 __all__ = ["ResponsesReader", "ResponsesWire", "read_response"]
@@ -23,7 +23,8 @@ _MODEL_ITEMS = ("message", "function_call", "custom_tool_call", "local_shell_cal
 
 
 class ResponsesWire:
-    """The OpenAI Responses API as an upstream's (for Responses requests)."""
+    """The OpenAI Responses API as an upstream's (for Responses requests, and Gemini's
+    translated)."""
 
     api: Api = "responses"
 
@@ -32,12 +33,16 @@ class ResponsesWire:
 
     def body(self, call: Call) -> dict[str, Any]:
         request = call.request
-        body = {k: v for k, v in request.body.items() if k not in _OWN}
+        if request.api == "responses":
+            body = {k: v for k, v in request.body.items() if k not in _OWN}
+            given = list(request.tools)
+        else:  # another API's request (a Gemini client's), by way of Chat Completions'
+            body, given = _translated(request)
         instructions, items = write_input(call.messages, request.call_kinds)
         if instructions is not None:
             body["instructions"] = instructions
         body["input"] = items
-        tools = [*request.tools, *(_tool(t) for t in call.own_tools)]
+        tools = [*given, *(_tool(t) for t in call.own_tools)]
         if tools:
             body["tools"] = tools
         if call.stream:
@@ -52,6 +57,28 @@ class ResponsesWire:
 
     def headers(self, given: dict[str, str], key: str | None) -> dict[str, str]:
         return bearer(given, key)
+
+
+def _translated(request: ClientRequest) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The options and tools of another API's request as a stateless Responses body's."""
+    from contextfold.serve.translate import chat_base, chat_tools
+
+    chat = chat_base(request)
+    body: dict[str, Any] = {"model": chat["model"], "store": False}
+    for key in ("temperature", "top_p"):
+        if chat.get(key) is not None:
+            body[key] = chat[key]
+    if chat.get("max_tokens") is not None:
+        body["max_output_tokens"] = chat["max_tokens"]
+    fmt = chat.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        body["text"] = {"format": {"type": "json_schema", **fmt.get("json_schema", {})}}
+    choice = chat.get("tool_choice")
+    if isinstance(choice, dict):
+        body["tool_choice"] = {"type": "function", "name": choice["function"]["name"]}
+    elif choice is not None:
+        body["tool_choice"] = choice
+    return body, [_tool(t) for t in chat_tools(request)]
 
 
 def _tool(schema: dict[str, Any]) -> dict[str, Any]:
