@@ -5,6 +5,7 @@ upstream."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from google.genai import errors, types
 from contextfold.serve.apis.gemini._write import SKIP_SIGNATURE
 from contextfold.serve.scripted import ScriptedServer
 from contextfold.serve.scripted_anthropic import ScriptedAnthropic, tool_use
-from contextfold.serve.scripted_gemini import ScriptedGemini, function_call, text
+from contextfold.serve.scripted_gemini import ScriptedGemini, function_call, text, thought
 from contextfold.serve.scripted_gemini_parts import SENTINELS, verify
 from contextfold.serve.scripted_responses import ScriptedResponses, message
 from contextfold.serve.scripted_responses import function_call as responses_call
@@ -128,6 +129,38 @@ def test_a_function_call_round_trip_sends_its_thought_signature_back(tmp_path: P
     assert len(sessions(tmp_path / "s.db")) == 1
 
 
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="  # a 1x1 PNG
+
+
+def test_thoughts_signatures_and_images_travel_verbatim() -> None:
+    script = [[thought("Weather needs a lookup."), function_call("weather", {"city": "Oslo"})],
+              "Sunny."]  # fmt: skip
+    with _upstream(script) as up, proxy_for(up, "gemini") as proxy:
+        client = _client(proxy)
+        config = types.GenerateContentConfig(
+            tools=[WEATHER],
+            automatic_function_calling=MANUAL,
+            thinking_config=types.ThinkingConfig(include_thoughts=True),
+        )
+        image = types.Part.from_bytes(data=base64.b64decode(PIXEL), mime_type="image/png")
+        asked = types.Content(role="user", parts=[types.Part(text="Weather here?"), image])
+        first = client.models.generate_content(model=MODEL, contents=[asked], config=config)
+        parts = first.candidates[0].content.parts
+        assert [bool(p.thought) for p in parts] == [True, False] and parts[0].text
+        (call,) = first.function_calls or []
+        answer = types.Part.from_function_response(name="weather", response={"output": "sunny"})
+        answer.function_response.id = call.id
+        turn = [asked, first.candidates[0].content, types.Content(role="user", parts=[answer])]
+        second = client.models.generate_content(model=MODEL, contents=turn, config=config)
+    assert second.text == "Sunny."
+    sent_first, sent_second = up.calls
+    assert sent_second["contents"][0] == sent_first["contents"][0]  # the image as it came
+    assert sent_second["contents"][0]["parts"][1]["inlineData"]["mimeType"] == "image/png"
+    model_turn = sent_second["contents"][1]["parts"]
+    assert model_turn[0]["thought"] is True and model_turn[0]["text"] == "Weather needs a lookup."
+    assert verify(model_turn[1]["thoughtSignature"], MODEL)  # the upstream's own signature
+
+
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_restore_round_is_answered_by_the_proxy_and_the_client_sees_its_words(
     stream: bool,
@@ -161,12 +194,16 @@ def test_errors_come_back_in_googles_shape() -> None:
         client = _client(proxy)
         with pytest.raises(errors.ClientError) as raised:
             client.models.generate_content(model=MODEL, contents="hi")
+        up.fail, up.stream_error = None, (503, "The model is overloaded.")
+        with pytest.raises(errors.ServerError) as midway:  # after the stream began
+            list(client.models.generate_content_stream(model=MODEL, contents="hi"))
     assert bad.status_code == 400
     error = bad.json()["error"]
     assert error["status"] == "INVALID_ARGUMENT" and error["code"] == 400
     assert error["message"].startswith("contents: must be a non-empty array")
     assert raised.value.code == 429 and raised.value.status == "RESOURCE_EXHAUSTED"
     assert "Resource has been exhausted" in str(raised.value.message)
+    assert midway.value.code == 503 and midway.value.status == "UNAVAILABLE"
 
 
 def _chat_reply(body: dict[str, Any]) -> dict[str, Any]:
