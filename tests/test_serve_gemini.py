@@ -129,7 +129,10 @@ def test_a_function_call_round_trip_sends_its_thought_signature_back(tmp_path: P
     assert len(sessions(tmp_path / "s.db")) == 1
 
 
-PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="  # a 1x1 PNG
+PIXEL = (  # a 1x1 PNG
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+    "+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
 
 
 def test_thoughts_signatures_and_images_travel_verbatim() -> None:
