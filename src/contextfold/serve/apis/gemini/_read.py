@@ -28,44 +28,15 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.parts import Part
-from contextfold.serve.errors import ApiError
+from contextfold.serve.apis.gemini._names import bad
 from contextfold.serve.layout import layout_part, raw, template_of
 from contextfold.serve.media import media_tokens
 
-__all__ = ["API", "MINTED", "bad", "camelized", "read_contents", "read_model", "read_system"]
+__all__ = ["API", "MINTED", "read_contents", "read_model", "read_system"]
 
 API = "gemini"
 MINTED = "gcall_"
 """How the ids the proxy gives calls that came without one begin (never sent to Gemini)."""
-_NESTED: dict[str, tuple[str, ...]] = {
-    "contents": ("parts",),
-    "systemInstruction": ("parts",),
-    "parts": ("functionCall", "functionResponse", "inlineData", "fileData"),
-    "generationConfig": ("thinkingConfig",),
-    "toolConfig": ("functionCallingConfig",),
-    "tools": ("functionDeclarations",),
-    "generateContentRequest": ("contents", "systemInstruction", "tools", "generationConfig"),
-}
-"""Where field names are put in camelCase (never inside arguments or schemas)."""
-
-
-def camelized(value: Any, nested: tuple[str, ...] = tuple(_NESTED)) -> Any:
-    """``value`` with the request's field names in lowerCamelCase, as the API reads both
-    spellings (the SDK sends some in snake_case: ``thinking_config.include_thoughts``)."""
-    if isinstance(value, list):
-        return [camelized(v, nested) for v in value]
-    if not isinstance(value, dict):
-        return value
-    out = {_camel(k): v for k, v in value.items()}
-    for key in nested:
-        if key in out:
-            out[key] = camelized(out[key], _NESTED.get(key, ()))
-    return out
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(w[:1].upper() + w[1:] for w in rest)
 
 
 def read_system(raw_value: Any) -> SystemMessage | None:
@@ -288,7 +259,3 @@ def _canonical(run: _Run, text: str) -> list[Any]:
         return []
     head: list[Any] = [{"text": len(text)}] if text else []
     return head + [{"$call": k} for k in range(len(run.calls))]
-
-
-def bad(where: str, problem: str) -> ApiError:
-    return ApiError(400, f"{where}: {problem}", param=where)

@@ -17,7 +17,8 @@ from contextfold.core.tokens import count_messages
 from contextfold.serve.answer import answer
 from contextfold.serve.apis.gemini._client import GeminiWriter
 from contextfold.serve.apis.gemini._errors import gemini_error
-from contextfold.serve.apis.gemini._read import bad, camelized, read_contents, read_system
+from contextfold.serve.apis.gemini._names import bad, camelized
+from contextfold.serve.apis.gemini._read import read_contents, read_system
 from contextfold.serve.body import decode_body
 from contextfold.serve.conversation import Shown, conversation_of
 from contextfold.serve.errors import ApiError
