@@ -91,8 +91,8 @@ class OwnProxy:
             raise WrapError(
                 f"--upstream {redact_url(self.config.upstream)} serves "
                 f"{' and '.join(APIS[a].title for a in served)}, not the CLI's "
-                f"{APIS[self.api].title}: give {self.api}:URL, a Chat Completions base URL "
-                "or local"
+                f"{APIS[self.api].title}: give {self.api}:URL, gemini:URL, a Chat Completions "
+                "base URL or local"
             )
 
     @property
