@@ -247,6 +247,7 @@ def test_a_gemini_client_is_served_by_a_chat_completions_upstream(stream: bool) 
     assert sent["messages"][-1] == {"role": "tool", "content": "sunny", "tool_call_id": "call_1"}
     assert sent["max_tokens"] == 32
     assert {t["function"]["name"] for t in sent["tools"]} == {"weather", "restore"}
+    assert "x-goog-api-key" not in up.requests[-1][0]  # the client's Google key stays home
 
 
 def _weather_round_trip(proxy: Any, model: str) -> str:
@@ -319,6 +320,7 @@ def test_a_chat_client_is_served_by_a_gemini_upstream_its_signatures_kept() -> N
     first_call, second_call = up.calls
     assert first_call["generationConfig"] == {"maxOutputTokens": 40}
     assert up.requests[0].headers["x-goog-api-key"] == KEY  # the proxy's key, not the client's
+    assert "authorization" not in up.requests[0].headers  # the client's OpenAI key stays home
     (signed,) = [p for p in second_call["contents"][1]["parts"] if "functionCall" in p]
     # the signature the upstream issued, kept in the proxy's history: not the skip value
     assert verify(signed["thoughtSignature"], MODEL) and signed["thoughtSignature"] not in SENTINELS
