@@ -188,6 +188,38 @@ def test_a_restore_round_is_answered_by_the_proxy_and_the_client_sees_its_words(
     assert "hello" in json.dumps(restored[-1])
 
 
+_SAID = [{"role": "user", "parts": [{"text": "hi"}]}]
+_ANSWER = {"functionResponse": {"name": "weather", "response": {"output": "sunny"}}}
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"contents": [{"role": "assistant", "parts": [{"text": "hi"}]}]}, "contents[0].role"),
+        ({"contents": [{"role": "user", "parts": []}]}, "contents[0].parts"),
+        (
+            {"contents": [{"role": "user", "parts": [_ANSWER]}]},
+            "contents[0].parts[0].functionResponse",
+        ),
+        (
+            {"contents": _SAID, "generationConfig": {"candidateCount": 2}},
+            "generationConfig.candidateCount",
+        ),
+        (
+            {"contents": _SAID, "tools": [{"functionDeclarations": [{}]}]},
+            "tools[0].functionDeclarations[0].name",
+        ),
+    ],
+)
+def test_bad_requests_get_googles_errors_naming_the_field(body: Any, field: str) -> None:
+    with _upstream([]) as up, proxy_for(up, "gemini") as proxy:
+        url = f"{root(proxy)}/v1beta/models/{MODEL}:generateContent?key={KEY}"
+        answer = httpx.post(url, json=body, headers={"X-Contextfold-Token": TOKEN}, timeout=30)
+    error = answer.json()["error"]
+    assert (answer.status_code, error["status"]) == (400, "INVALID_ARGUMENT")
+    assert error["message"].startswith(f"{field}: ") and up.requests == []
+
+
 def test_errors_come_back_in_googles_shape() -> None:
     with _upstream(["unused"]) as up, proxy_for(up, "gemini") as proxy:
         url = f"{root(proxy)}/v1beta/models/{MODEL}:generateContent"
