@@ -108,6 +108,19 @@ def test_count_tokens_is_the_upstreams_own_count_or_the_proxys() -> None:
     assert ours.total_tokens and chat.requests == []
 
 
+def test_the_models_are_the_upstreams_in_geminis_listing() -> None:
+    with _upstream([]) as up, proxy_for(up, "gemini") as proxy:
+        client = _client(proxy)
+        names = [m.name for m in client.models.list()]
+    assert names == ["models/gemini-scripted"]  # the Gemini upstream's own
+    with ScriptedServer() as chat, proxy_for(chat, "chat") as proxy:
+        client = _client(proxy)
+        listed = [m.name for m in client.models.list()]  # its /v1/models, in Gemini's shape too
+        url = f"{root(proxy)}/v1beta/models?key={KEY}"
+        beta = httpx.get(url, headers={"X-Contextfold-Token": TOKEN}, timeout=30).json()
+    assert listed == [m["name"] for m in beta["models"]] == ["models/scripted"]
+
+
 def test_a_function_call_round_trip_sends_its_thought_signature_back(tmp_path: Path) -> None:
     script = [[text("Checking."), function_call("weather", {"city": "Oslo"})], "It is sunny."]
     with _upstream(script) as up, proxy_for(up, "gemini", tmp_path / "s.db") as proxy:

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from contextfold.core.errors import ContextFoldError
 from contextfold.serve.apis import APIS, served_apis
+from contextfold.serve.apis.gemini import gemini_models
 from contextfold.serve.errors import ApiError
 from contextfold.serve.loopback import check_local
 from contextfold.serve.proxy import Proxy
@@ -60,7 +61,8 @@ def create_app(proxy: Proxy) -> Starlette:
 
 
 def _models(proxy: Proxy, apis: list[str]) -> list[Endpoint]:
-    """``GET /v1/models``: the upstream's list, with the APIs this proxy serves."""
+    """``GET /v1/models``: the upstream's list, with the APIs this proxy serves (and the list
+    in Gemini's shape beside it, where a Gemini SDK looks)."""
     upstream = proxy.upstream.wire.api
 
     async def models(request: Request) -> Response:
@@ -69,6 +71,8 @@ def _models(proxy: Proxy, apis: list[str]) -> list[Endpoint]:
         listing = await proxy.upstream.models(headers)
         titles = [APIS[a].title for a in apis]
         served = {"apis": titles, "upstream_api": APIS[upstream].title}
+        if "models" not in listing:  # what the google-genai SDK reads here (its /v1/models)
+            listing = {**listing, "models": gemini_models(listing)}
         return JSONResponse({**listing, "contextfold": served})
 
     return [Endpoint("GET", path, models) for path in ("/v1/models", "/models")]

@@ -5,10 +5,10 @@ upstream (which serves every API)."""
 
 from __future__ import annotations
 
-from contextfold.serve.apis.gemini._routes import gemini_endpoints
+from contextfold.serve.apis.gemini._routes import gemini_endpoints, gemini_models
 from contextfold.serve.apis.gemini._wire import GeminiWire
 from contextfold.serve.apis.spec import ApiSpec
 
-__all__ = ["GEMINI"]
+__all__ = ["GEMINI", "gemini_models"]
 
 GEMINI = ApiSpec("gemini", "Gemini generateContent", gemini_endpoints, GeminiWire)

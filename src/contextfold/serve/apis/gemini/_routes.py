@@ -29,7 +29,7 @@ from contextfold.serve.request import family_of, read_body, upstream_headers
 from contextfold.serve.routes import Endpoint
 from contextfold.serve.upstream import HttpUpstream
 
-__all__ = ["gemini_endpoints", "parse_gemini_request"]
+__all__ = ["gemini_endpoints", "gemini_models", "parse_gemini_request"]
 
 _METHODS = ("generateContent", "streamGenerateContent", "countTokens")
 
@@ -57,19 +57,44 @@ def gemini_endpoints(proxy: Proxy) -> list[Endpoint]:
             response.raw_headers[0] = (b"content-type", b"application/json; charset=UTF-8")
         return response
 
+    async def listing(request: Request) -> Response:
+        api = proxy.upstream.wire.api
+        headers = upstream_headers(_keyed(request), proxy.config.token, "gemini", api)
+        listed = await proxy.upstream.models(headers)
+        return JSONResponse(listed if api == "gemini" else {"models": gemini_models(listed)})
+
     return [
-        Endpoint("POST", f"/{v}/models/{{target}}", models, errors=gemini_error, counted=True)
-        for v in ("v1beta", "v1")
+        *(
+            Endpoint("POST", f"/{v}/models/{{target}}", models, errors=gemini_error, counted=True)
+            for v in ("v1beta", "v1")
+        ),
+        Endpoint("GET", "/v1beta/models", listing, errors=gemini_error),
     ]
+
+
+def gemini_models(listed: dict[str, Any]) -> list[dict[str, Any]]:
+    """Another API's model list (``{"data": [{"id"}]}``) as Gemini's ``models``."""
+    methods = ["generateContent", "streamGenerateContent", "countTokens"]
+    names = [str(m.get("id")) for m in listed.get("data") or () if isinstance(m, dict)]
+    return [
+        {"name": f"models/{n}", "displayName": n, "supportedGenerationMethods": methods}
+        for n in names
+    ]
+
+
+def _keyed(request: Request) -> dict[str, str]:
+    """The request's headers, a ``?key=`` given as the ``x-goog-api-key`` it stands for."""
+    headers: dict[str, str] = dict(request.headers)
+    key = request.query_params.get("key")
+    if key and "x-goog-api-key" not in headers:
+        headers["x-goog-api-key"] = key
+    return headers
 
 
 async def _parse(proxy: Proxy, request: Request, model: str, *, stream: bool) -> ClientRequest:
     data = await read_body(request, proxy.config.max_body)
     token, shown, api = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.api
-    headers: dict[str, str] = dict(request.headers)
-    key = request.query_params.get("key")
-    if key and "x-goog-api-key" not in headers:
-        headers["x-goog-api-key"] = key
+    headers = _keyed(request)
 
     def parse() -> ClientRequest:
         return parse_gemini_request(
