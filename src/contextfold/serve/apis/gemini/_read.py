@@ -1,13 +1,10 @@
 """Gemini ``contents`` read into the conversation's messages.
 
-A ``Content`` is a role (``user`` or ``model``) and parts, each holding one datum. A model
-content is one :class:`~contextfold.core.messages.AssistantMessage` (its text parts joined,
-its ``functionCall`` parts its calls); a user content is a
-:class:`~contextfold.core.messages.ToolMessage` per ``functionResponse`` part and a
-:class:`~contextfold.core.messages.UserMessage` for its text. Everything strategies have no
-field for (a ``thoughtSignature``, a thought, an image, how the text was split) is kept in the
-message's layout (:mod:`~contextfold.serve.layout`), so it is written back as it came
-(:mod:`._write`).
+A model content is one assistant message (its text parts joined, its ``functionCall`` parts
+its calls); a user content is a tool message per ``functionResponse`` part and a user message
+for its text. What strategies have no field for (a ``thoughtSignature``, a thought, an image,
+how the text was split) is kept in the message's layout (:mod:`~contextfold.serve.layout`),
+so it is written back as it came (:mod:`._write`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """A Gemini request's options and tools for an upstream of another API, and another API's
-for a Gemini upstream, by way of Chat Completions' (the one every API translates to:
-:mod:`~contextfold.serve.translate`).
+for a Gemini upstream, by way of Chat Completions' (:mod:`~contextfold.serve.translate`).
 
-Gemini's ``generationConfig`` (``temperature``, ``topP``, ``maxOutputTokens``,
-``stopSequences``, a JSON response schema) and ``toolConfig`` (``AUTO``, ``ANY``, ``NONE``,
-``allowedFunctionNames``) map to Chat Completions' options one for one; function declarations
-are function tools (a ``parameters`` schema's upper-case OpenAPI types in lower case). Tools
-that run on Google's servers (``googleSearch``, ``codeExecution``) are not given to another
-API's upstream, as :func:`~contextfold.serve.translate.chat_tools` does with the others'.
+``generationConfig`` and ``toolConfig`` map to Chat Completions' options one for one;
+function declarations are function tools (a ``parameters`` schema's upper-case OpenAPI types
+in lower case). Tools that run on Google's servers (``googleSearch``) are not given to
+another API's upstream, as :func:`~contextfold.serve.translate.chat_tools` does with others'.
 """
 
 from __future__ import annotations

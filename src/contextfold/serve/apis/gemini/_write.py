@@ -1,12 +1,10 @@
 """A view written as Gemini ``contents`` and a ``systemInstruction``.
 
-Each message is written from its layout when it carries one (:mod:`~contextfold.serve.layout`:
-the client's own parts, a ``thoughtSignature`` where it was), else the canonical way: a text
-part, then a ``functionCall`` part per call; a tool result as a ``functionResponse`` part named
-after the call it answers. Calls' and responses' runs share one content; a message that began a
-content of its own begins one again. To an upstream (``client=False``), ids the proxy made are
-left out, and a model content whose first call has no signature (a call another API's client
-sent back) gets the documented ``skip_thought_signature_validator``.
+Each message is written from its layout when it carries one (the client's own parts, a
+``thoughtSignature`` where it was), else the canonical way: a text part, then a
+``functionCall`` part per call; a tool result as a ``functionResponse`` named after its call.
+To an upstream, ids the proxy made are left out, and a model content whose first call has no
+signature gets the documented ``skip_thought_signature_validator``.
 """
 
 from __future__ import annotations
@@ -35,7 +33,9 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 def write_contents(
     messages: Sequence[Message], *, client: bool = False
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """The view ``messages`` (system first, if any) as ``systemInstruction`` and ``contents``."""
+    """The view ``messages`` (system first, if any) as ``systemInstruction`` and ``contents``
+    (``client``: for a Gemini client, else for an upstream). Calls' and responses' runs share
+    one content; a message that began a content of its own begins one again."""
     system: dict[str, Any] | None = None
     contents: list[dict[str, Any]] = []
     names: dict[str, str] = {}
