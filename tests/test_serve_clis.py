@@ -8,7 +8,9 @@ request, with the strategy's tool offered beside the CLI's."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,10 +18,12 @@ from contextfold.core.store import open_store
 from contextfold.serve.apis.anthropic._write import write_view
 from contextfold.serve.apis.gemini._write import write_contents
 from contextfold.serve.apis.responses._write import write_input
+from contextfold.serve.scripted import ScriptedServer
 from contextfold.serve.scripted_anthropic import ScriptedAnthropic
 from contextfold.serve.scripted_gemini import ScriptedGemini
 from contextfold.serve.scripted_responses import ScriptedResponses
 from tests._clis import (
+    DONE,
     MARKS,
     SHOWN,
     WRITING,
@@ -151,3 +155,40 @@ def test_gemini_cli_writes_a_file_through_the_proxy(tmp_path: Path) -> None:
         assert {"restore", "write_file"} <= declared
     headers = up.requests[0].headers
     assert headers["x-goog-api-key"] == "gm-test" and TOKEN not in str(headers)
+
+
+@pytest.mark.npm("gemini")
+def test_gemini_cli_writes_a_file_through_the_proxy_to_a_chat_completions_upstream(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    target = work / "greet.py"
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        if body["messages"][-1]["role"] == "tool":
+            return {"role": "assistant", "content": DONE}
+        arguments = json.dumps({"file_path": str(target), "content": SOURCE})
+        call = {"id": "call_w", "type": "function",
+                "function": {"name": "write_file", "arguments": arguments}}  # fmt: skip
+        return {"role": "assistant", "content": WRITING, "tool_calls": [call]}
+
+    with ScriptedServer(reply) as up, Tripwire() as wire, proxy_for(up, "chat") as proxy:
+        run = run_gemini(
+            "Create greet.py with a greet function.",
+            base_url=root(proxy),
+            workdir=work,
+            home=tmp_path / "home",
+            tripwire=wire,
+            api_key=TOKEN,
+        ).check()
+    assert wire.seen == []
+    assert target.read_text() == SOURCE
+    assert gemini_result(run)["response"] == DONE
+    first, last = (body for _, body in (up.requests[0], up.requests[-1]))
+    (write,) = [t["function"] for t in first["tools"] if t["function"]["name"] == "write_file"]
+    assert write["parameters"]["properties"]["file_path"]["type"] == "string"
+    assert "restore" in {t["function"]["name"] for t in first["tools"]}
+    result = last["messages"][-1]
+    assert result["role"] == "tool" and result["tool_call_id"] == "call_w"
+    assert "Successfully created" in result["content"]
