@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import httpx
 import pytest
 from google import genai
@@ -22,7 +23,7 @@ from contextfold.serve.scripted_gemini import ScriptedGemini, function_call, tex
 from contextfold.serve.scripted_responses import ScriptedResponses, message
 from contextfold.serve.scripted_responses import function_call as responses_call
 from tests._clis import MARKS
-from tests._protocols import TOKEN, openai_client, proxy_for, root, sessions
+from tests._protocols import TOKEN, anthropic_client, openai_client, proxy_for, root, sessions
 
 MODEL = "gemini-3-flash-preview"
 """A Gemini 3 model: the upstream refuses a function call sent back without its signature."""
@@ -398,3 +399,24 @@ def test_a_call_the_proxy_never_served_gets_the_documented_skip_signature() -> N
     assert reply.choices[0].message.content == "Noted."
     (signed,) = [p for p in up.calls[0]["contents"][1]["parts"] if "functionCall" in p]
     assert signed["thoughtSignature"] == SKIP_SIGNATURE
+
+
+def test_an_anthropic_clients_images_reach_a_gemini_upstream_inline() -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": PIXEL}}  # fmt: skip
+    by_url = {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
+    asked = [{"type": "text", "text": "What is this?"}, image]
+    with _upstream(["A pixel."]) as up, proxy_for(up, "gemini", upstream_key=KEY) as proxy:
+        client = anthropic_client(proxy)
+        reply = client.messages.create(
+            model=MODEL, max_tokens=20, messages=[{"role": "user", "content": asked}]
+        )
+        with pytest.raises(anthropic.BadRequestError) as refused:
+            client.messages.create(
+                model=MODEL, max_tokens=20, messages=[{"role": "user", "content": [by_url]}]
+            )
+    assert reply.content[0].text == "A pixel."  # type: ignore[union-attr]
+    (sent,) = up.calls
+    inline = {"inlineData": {"mimeType": "image/png", "data": PIXEL}}
+    assert sent["contents"][0]["parts"] == [{"text": "What is this?"}, inline]
+    assert "cannot be sent to a Gemini upstream" in str(refused.value)

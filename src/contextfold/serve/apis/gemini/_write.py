@@ -20,6 +20,7 @@ from contextfold.core.messages import (
     ToolCall,
     ToolMessage,
 )
+from contextfold.serve.apis.gemini._media import foreign_media
 from contextfold.serve.apis.gemini._read import API, MINTED
 from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.layout import fill, layout_of, placed_calls
@@ -49,9 +50,9 @@ def write_contents(
             names.update((c.id, c.name) for c in message.tool_calls)
             parts = model_parts(message, client=client)
         elif isinstance(message, ToolMessage):
-            parts = [_response(message, names, client=client)]
+            parts = [_response(message, names, client=client), *foreign_media(message)]
         else:
-            parts = _user_parts(message)
+            parts = [*_user_parts(message), *foreign_media(message)]
         if not parts:
             continue
         layout = layout_of(message, API) or {}
