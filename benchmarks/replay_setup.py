@@ -20,6 +20,7 @@ from contextfold.core.counters import resolve_counter
 from contextfold.core.errors import ContextFoldError, ImportFormatError
 from contextfold.core.meter import PRICE_TABLES, get_profile
 from contextfold.importers import iter_trajectories
+from contextfold.importers.base import Trajectory
 
 WIDTH = 80
 Summary = dict[str, Any]
@@ -73,12 +74,23 @@ class Run:
 
 
 def run(
-    paths: Sequence[str | Path], specs: Sequence[str], *, prices: str, profile: str, **options: Any
+    paths: Sequence[str | Path],
+    specs: Sequence[str],
+    *,
+    prices: str,
+    profile: str,
+    keep: Callable[[Trajectory], bool] | None = None,
+    **options: Any,
 ) -> Run:
-    """Replay every trajectory under ``paths`` through ``specs`` (``options``: ``budget``,
-    ``hindsight``, as :func:`~contextfold.bench.replay.replay` takes them)."""
+    """Replay every trajectory under ``paths`` (those ``keep`` accepts, if given) through
+    ``specs`` (``options``: ``budget``, ``hindsight``, as
+    :func:`~contextfold.bench.replay.replay` takes them)."""
     model = get_profile(profile)
-    items = list(iter_trajectories([str(p) for p in paths]))
+    items = [
+        item
+        for item in iter_trajectories([str(p) for p in paths])
+        if keep is None or isinstance(item, ImportFormatError) or keep(item)
+    ]
     start = time.perf_counter()
     result = replay(
         items,

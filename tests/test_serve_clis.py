@@ -18,10 +18,10 @@ from contextfold.core.store import open_store
 from contextfold.serve.apis.anthropic._write import write_view
 from contextfold.serve.apis.gemini._write import write_contents
 from contextfold.serve.apis.responses._write import write_input
-from contextfold.serve.scripted import ScriptedServer
-from contextfold.serve.scripted_anthropic import ScriptedAnthropic
-from contextfold.serve.scripted_gemini import ScriptedGemini
-from contextfold.serve.scripted_responses import ScriptedResponses
+from contextfold.testing.upstreams.anthropic import ScriptedAnthropic
+from contextfold.testing.upstreams.chat import ScriptedServer
+from contextfold.testing.upstreams.gemini import ScriptedGemini
+from contextfold.testing.upstreams.responses import ScriptedResponses
 from tests._clis import (
     DONE,
     MARKS,

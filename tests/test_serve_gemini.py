@@ -17,11 +17,11 @@ from google import genai
 from google.genai import errors, types
 
 from contextfold.serve.apis.gemini._write import SKIP_SIGNATURE
-from contextfold.serve.scripted import ScriptedServer
-from contextfold.serve.scripted_anthropic import ScriptedAnthropic, tool_use
-from contextfold.serve.scripted_gemini import ScriptedGemini, function_call, text, thought
-from contextfold.serve.scripted_responses import ScriptedResponses, message
-from contextfold.serve.scripted_responses import function_call as responses_call
+from contextfold.testing.upstreams.anthropic import ScriptedAnthropic, tool_use
+from contextfold.testing.upstreams.chat import ScriptedServer
+from contextfold.testing.upstreams.gemini import ScriptedGemini, function_call, text, thought
+from contextfold.testing.upstreams.responses import ScriptedResponses, message
+from contextfold.testing.upstreams.responses import function_call as responses_call
 from tests._clis import MARKS
 from tests._protocols import TOKEN, anthropic_client, openai_client, proxy_for, root, sessions
 

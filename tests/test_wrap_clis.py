@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from contextfold.core.store import open_store
-from contextfold.serve.scripted_anthropic import AnthropicReply, ScriptedAnthropic
-from contextfold.serve.scripted_responses import ScriptedResponses
+from contextfold.testing.upstreams.anthropic import AnthropicReply, ScriptedAnthropic
+from contextfold.testing.upstreams.responses import ScriptedResponses
 from tests._clis import (
     DONE,
     Tripwire,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -17,7 +18,6 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from contextfold.core.errors import ContextFoldError
 from contextfold.serve.apis import APIS, served_apis
-from contextfold.serve.apis.gemini import gemini_models
 from contextfold.serve.errors import ApiError
 from contextfold.serve.loopback import check_local
 from contextfold.serve.proxy import Proxy
@@ -34,7 +34,7 @@ def create_app(proxy: Proxy) -> Starlette:
     """The ASGI app serving ``proxy`` (its store opens at start-up, closes at shutdown).
 
     Routes (:mod:`~contextfold.serve.routes`): the APIs the upstream lets the proxy serve
-    (:func:`~contextfold.serve.apis.served_apis`, each API's routes from its
+    (:func:`~contextfold.serve.apis.served_apis`, each API's routes and error shape from its
     :data:`~contextfold.serve.apis.APIS` entry), ``GET /v1/models`` (the upstream's, with the APIs
     served), ``GET /health`` (no token needed), ``GET /metrics`` (Prometheus text). Every route
     but ``/health`` needs the bearer token unless the proxy runs with ``--no-auth`` on loopback;
@@ -50,7 +50,7 @@ def create_app(proxy: Proxy) -> Starlette:
         await proxy.stop()
 
     apis = served_apis(proxy.upstream.wire.api)
-    served = [e for api in apis for e in APIS[api].routes(proxy)]
+    served = [replace(e, errors=APIS[a].errors) for a in apis for e in APIS[a].routes(proxy)]
     routes = Routes([*served, *_models(proxy, apis), *_operations(proxy)])
     handlers = {404: routes.not_found, 405: routes.not_found}
     return Starlette(
@@ -61,18 +61,17 @@ def create_app(proxy: Proxy) -> Starlette:
 
 
 def _models(proxy: Proxy, apis: list[str]) -> list[Endpoint]:
-    """``GET /v1/models``: the upstream's list, with the APIs this proxy serves (and the list
-    in Gemini's shape beside it, where a Gemini SDK looks)."""
-    upstream = proxy.upstream.wire.api
+    """``GET /v1/models``: the upstream's list (and what a served API's clients read there:
+    :attr:`~contextfold.serve.apis.spec.ApiSpec.listed`), with the APIs this proxy serves."""
+    upstream, family = proxy.upstream.wire.api, proxy.upstream.wire.family
 
-    async def models(request: Request) -> Response:
-        client = upstream if upstream != "chat" else "chat"  # a provider's: its own API's
-        headers = upstream_headers(request.headers, proxy.config.token, client, upstream)
+    async def models(request: Request) -> Response:  # a provider's list: with its headers
+        headers = upstream_headers(request.headers, proxy.config.token, family, family)
         listing = await proxy.upstream.models(headers)
         titles = [APIS[a].title for a in apis]
         served = {"apis": titles, "upstream_api": APIS[upstream].title}
-        if "models" not in listing:  # what the google-genai SDK reads here (its /v1/models)
-            listing = {**listing, "models": gemini_models(listing)}
+        for more in (APIS[a].listed for a in apis):  # its clients' own fields beside
+            listing = listing if more is None else {**more(listing), **listing}
         return JSONResponse({**listing, "contextfold": served})
 
     return [Endpoint("GET", path, models) for path in ("/v1/models", "/models")]
@@ -104,7 +103,7 @@ def _guarded(proxy: Proxy, routes: Routes, endpoint: Endpoint) -> Handler:
             if local_only:
                 server = request.scope.get("server")
                 check_local(request.method, request.headers, server[1] if server else None)
-            check_token(request.headers, token, request.query_params.get("key", ""))
+            check_token(request.headers, token)
             return await endpoint.handler(request)
         except ApiError as exc:
             return _error(proxy, routes, endpoint, exc)

@@ -66,28 +66,28 @@ def _open_store(config: ServeConfig) -> Store:
 
 UPSTREAM_HELP = (
     "--upstream must be local, or an http(s) URL of a Chat Completions server such as "
-    "http://localhost:8000/v1, or anthropic:URL (Anthropic Messages, e.g. "
-    "anthropic:https://api.anthropic.com), or responses:URL (OpenAI Responses, e.g. "
-    "responses:https://api.openai.com/v1), or gemini:URL (Gemini, e.g. "
-    "gemini:https://generativelanguage.googleapis.com)"
+    f"{APIS['chat'].example_url}, or "
+    + ", or ".join(
+        f"{api.name}:URL ({api.title}, e.g. {api.name}:{api.example_url})"
+        for api in APIS.values()
+        if api.name != "chat"
+    )
 )
+"""What ``--upstream`` takes: ``local``, a bare URL (Chat Completions, the API every other
+is translated to) or ``API:URL`` for each API in :data:`~contextfold.serve.apis.APIS`."""
 
 
 def upstream_spec(spec: str) -> tuple[str, str]:
     """The API and base URL an ``--upstream`` names (``anthropic:URL``, ``responses:URL``,
-    ``gemini:URL``, ``chat:URL`` or a bare URL: Chat Completions); a ValueError saying what
-    is accepted. An Anthropic URL without its ``/v1`` gets it, a Gemini URL without its
-    version ``/v1beta`` (the SDKs' base URLs have none)."""
+    ``chat:URL`` or a bare URL: Chat Completions); a ValueError saying what is accepted.
+    A URL without its API's :attr:`~contextfold.serve.apis.spec.ApiSpec.base_path` gets it
+    (Anthropic's ``/v1``: the SDK's base URLs have none)."""
     api, _, rest = spec.partition(":")
     api, url = (api, rest) if api in APIS else ("chat", spec)
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"{UPSTREAM_HELP}; got {redact_url(spec)!r}")
-    url = url.rstrip("/")
-    if api == "anthropic" and not url.endswith("/v1"):
-        url += "/v1"
-    if api == "gemini" and not url.endswith(("/v1", "/v1beta")):
-        url += "/v1beta"
-    return api, url
+    url, base = url.rstrip("/"), APIS[api].base_path
+    return api, url if url.endswith(base) else url + base
 
 
 def make_upstream(config: ServeConfig) -> Upstream:

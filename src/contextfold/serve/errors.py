@@ -1,5 +1,5 @@
 """Errors the proxy answers with, in the OpenAI shape: ``{"error": {message, type, param, code}}``
-(each API's route writes them in its own shape: :mod:`.routes`).
+(each API's clients get them in its own shape: :attr:`~.apis.spec.ApiSpec.errors`).
 
 ::
 
@@ -91,8 +91,9 @@ class UpstreamError(ApiError):
 
     An error it answered keeps its status, its error ``type`` and ``code`` (``api``: the
     upstream's API, whose words they are) and its retry headers, so a client reads the
-    upstream's own answer in its own API (:mod:`.routes`: an overloaded upstream is
-    Anthropic's 529 ``overloaded_error`` or OpenAI's 503 ``server_is_overloaded``). An
+    upstream's own answer in its own API (its :attr:`~.apis.spec.ApiSpec.errors`: an
+    overloaded upstream is Anthropic's 529 ``overloaded_error`` or OpenAI's 503
+    ``server_is_overloaded``). An
     upstream that could not be reached, or answered what the proxy cannot use, is a 502 of
     type ``upstream_error``. The message is the upstream's own, naming it.
     """

@@ -2,40 +2,39 @@
 call, its reply and a streamed reply's deltas, and the two edges each API implements.
 
 A request of any API is read into a :class:`ClientRequest` holding the conversation as history
-steps; a :class:`Wire` (the upstream's API) writes the strategy's view as its body and reads the
-reply back into a :class:`Reply`; a :class:`ClientWriter` (the client's API) writes the answer
-the client gets, whole or as a stream of events. No strategy sees any of this.
+steps (each API's subclass adds what only that API's modules read); a :class:`Wire` (the
+upstream's API) writes the strategy's view as its body and reads the reply back into a
+:class:`Reply`; a :class:`ClientWriter` (the client's API) writes the answer the client gets,
+whole or as a stream of events. No strategy sees any of this.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from contextfold.core.messages import AssistantMessage, Message
 from contextfold.core.view import Provenance
 from contextfold.serve.conversation import Conversation
 
 if TYPE_CHECKING:
-    from contextfold.serve.apis.anthropic._cache import Marks
     from contextfold.serve.errors import ApiError
 
 __all__ = [
     "USAGE_KEYS",
-    "Api",
     "Call",
     "ClientRequest",
     "ClientStream",
     "ClientWriter",
     "Delta",
+    "HeaderFamily",
     "Reader",
     "Reply",
     "Wire",
     "add_usage",
 ]
-
-Api = Literal["chat", "anthropic", "responses", "gemini"]
 
 USAGE_KEYS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens")
 """A call's usage: every prompt token (cached or not), those read from the provider's cache,
@@ -55,10 +54,13 @@ def add_usage(total: dict[str, int], usage: dict[str, int]) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class ClientRequest:
-    """A checked request of one of the APIs served."""
+class ClientRequest(ABC):
+    """A checked request of one of the APIs served: what every API's request has. Each API
+    reads its requests into its own subclass, which names the API (:attr:`api`) and adds the
+    fields only that API's modules read (Chat's ``stream_options``, Anthropic's cache marks)."""
 
-    api: Api
+    api: ClassVar[str]
+    """The client's API (its name in :data:`~contextfold.serve.apis.APIS`)."""
     body: dict[str, Any]
     """The client's body as sent (its conversation is replaced by the view upstream)."""
     conversation: Conversation
@@ -73,18 +75,22 @@ class ClientRequest:
     """What goes upstream with each call: credentials and the API's own headers (never kept)."""
     query: str = ""
     """The query string of the client's URL (``beta=true``), passed on to an upstream of its API."""
-    include_usage: bool = False
-    """Chat Completions: ``stream_options.include_usage``."""
-    marks: Marks | None = None
-    """Anthropic: the client's cache breakpoints."""
-    call_kinds: Mapping[str, str] = field(default_factory=dict)
-    """Responses: the item type of each of the client's tools whose calls are not
-    ``function_call`` s (a custom tool's ``custom_tool_call``, ``local_shell``'s)."""
 
     @property
-    def custom_tools(self) -> frozenset[str]:
-        """The names of the client's custom (free-form text) tools."""
-        return frozenset(n for n, k in self.call_kinds.items() if k == "custom_tool_call")
+    def text_tools(self) -> frozenset[str]:
+        """The names of the client's tools whose input is free text, not JSON arguments
+        (none unless its API has such tools)."""
+        return frozenset()
+
+    @abstractmethod
+    def chat_options(self) -> dict[str, Any]:
+        """The options of a Chat Completions body for this request, for a Chat Completions
+        upstream (no messages, tools or stream): those such a server has, translated."""
+
+    @abstractmethod
+    def chat_tool(self, tool: dict[str, Any]) -> dict[str, Any] | None:
+        """One of the client's :attr:`tools` as a Chat Completions function tool; None for
+        one a Chat Completions server cannot be given (it runs on the provider's servers)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,15 +136,43 @@ class Reader(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class HeaderFamily:
+    """A provider's headers: those a client's call passes on to an upstream of the same
+    provider (never to another's), as its APIs share them (OpenAI's Chat Completions and
+    Responses, Anthropic's Messages)."""
+
+    name: str
+    """The provider (``openai``): a client's headers go only to an upstream of the same."""
+    passed: tuple[str, ...]
+    """The API's own headers passed on as the client sent them (``anthropic-version``)."""
+    lists: tuple[str, ...] = ()
+    """Those whose value is a comma-separated list: sent more than once, all values go."""
+    key: str | None = None
+    """The header of the client's own key besides ``Authorization`` (``x-api-key``)."""
+
+
 class Wire(Protocol):
     """The upstream's API: a call written as its body, its replies read back."""
 
     @property
-    def api(self) -> Api: ...
+    def api(self) -> str:
+        """The upstream's API (its name in :data:`~contextfold.serve.apis.APIS`)."""
+        ...
 
     def path(self, call: Call) -> str:
-        """Where ``call`` goes, after the upstream's base URL (``/chat/completions``; Gemini's
-        names the model and the method)."""
+        """Where ``call`` goes, after the upstream's base URL (``/chat/completions``; an API
+        may name the call's model or whether it streams there)."""
+        ...
+
+    @property
+    def family(self) -> HeaderFamily:
+        """Its provider's headers (those its clients pass on)."""
+        ...
+
+    @property
+    def done(self) -> str | None:
+        """The data of the event that ends a stream (``[DONE]``), if the API sends one."""
         ...
 
     def body(self, call: Call) -> dict[str, Any]: ...

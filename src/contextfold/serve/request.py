@@ -1,21 +1,20 @@
-"""Reading a client's request: the body (size-limited JSON), its checks, its credentials, the
-session it names; and the Chat Completions request itself (the other APIs' are read in their
-own modules)."""
+"""What reading a client's request of any API shares: the body (size-limited JSON with a
+``model``), the proxy token, the session family it names, its ``tools`` array, and the
+headers that go upstream with its calls (each API reads the rest in ``apis/<api>/``)."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from starlette.datastructures import Headers
 from starlette.requests import Request
 
 from contextfold.serve.body import decode_body
-from contextfold.serve.conversation import Shown, parse_conversation
 from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import ClientRequest
+from contextfold.serve.exchange import HeaderFamily
 
 __all__ = [
     "HINT_HEADERS",
@@ -23,8 +22,8 @@ __all__ = [
     "family_of",
     "has_token",
     "json_object",
-    "parse_chat",
     "read_body",
+    "tool_list",
     "upstream_auth",
     "upstream_headers",
 ]
@@ -65,55 +64,6 @@ def json_object(data: bytes) -> dict[str, Any]:
     return body
 
 
-def parse_chat(
-    data: bytes,
-    headers: Mapping[str, str],
-    token: str | None = None,
-    shown: Shown | None = None,
-    upstream: str = "chat",
-) -> ClientRequest:
-    """Decode and check a chat request for an ``upstream`` of that API; raises a 4xx
-    :class:`ApiError` naming the problem."""
-    body = json_object(data)
-    stream = bool(body.get("stream", False))
-    if body.get("n", 1) not in (1, None):
-        raise ApiError(
-            400, "'n' must be 1: the proxy keeps one history per conversation", param="n"
-        )
-    for key in _TOKEN_LIMITS:
-        _check_limit(body, key)
-    family = family_of(headers)
-    options = body.get("stream_options")
-    include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-    tools = _tools(body.get("tools"))
-    conversation = parse_conversation(body.get("messages"), family, shown)
-    return ClientRequest(
-        api="chat",
-        body=body,
-        conversation=conversation,
-        family=family,
-        stream=stream,
-        tools=tools,
-        tool_names=frozenset(t["function"]["name"] for t in tools),
-        offer_own=body.get("tool_choice") != "none",
-        headers=upstream_headers(headers, token, "chat", upstream),
-        include_usage=include_usage,
-    )
-
-
-_TOKEN_LIMITS = ("max_tokens", "max_completion_tokens")
-
-
-def _check_limit(body: dict[str, Any], key: str) -> None:
-    value = body.get(key)
-    if value is None:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ApiError(
-            400, f"'{key}' must be a whole number of at least 1, got {value!r}", param=key
-        )
-
-
 def family_of(headers: Mapping[str, str]) -> str:
     """The session family the client names (``X-Contextfold-Session``), else the one its
     agent names (:data:`HINT_HEADERS`; one with other characters is hashed), or empty."""
@@ -141,37 +91,40 @@ def _family_text(value: str) -> bool:
     return len(value) <= 200 and all(c.isascii() and (c.isalnum() or c in "-_.:~") for c in value)
 
 
-def _tools(raw: Any) -> list[dict[str, Any]]:
+def tool_list(
+    raw: Any, problem: Callable[[int, Any], ApiError | None], *, message: str = ""
+) -> list[dict[str, Any]]:
+    """A request's ``tools``: absent is none; not an array is a 400 (``message``, else
+    ``'tools' must be an array``); each tool checked by ``problem`` (its index and the tool:
+    the error to raise, or None)."""
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise ApiError(400, "'tools' must be an array", param="tools")
+        raise ApiError(400, message or "'tools' must be an array", param="tools")
     for i, tool in enumerate(raw):
-        fn = tool.get("function") if isinstance(tool, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
-            raise ApiError(400, f"tools[{i}] must be a function tool with a name", param="tools")
+        error = problem(i, tool)
+        if error is not None:
+            raise error
     return list(raw)
 
 
-def has_token(headers: Mapping[str, str], token: str | None, key: str = "") -> bool:
+def has_token(headers: Mapping[str, str], token: str | None) -> bool:
     """Whether the request carries ``token`` (as ``Authorization: Bearer``,
-    ``X-Contextfold-Token``, an Anthropic client's ``x-api-key``, a Gemini client's
-    ``x-goog-api-key`` or its ``?key=``: ``key``); always with ``token`` None (auth is off)."""
+    ``X-Contextfold-Token`` or an Anthropic client's ``x-api-key``); always with ``token``
+    None (auth is off)."""
     if token is None:
         return True
     given = [
         headers.get(TOKEN_HEADER, ""),
         _bearer(headers.get("authorization", "")),
         headers.get("x-api-key", ""),
-        headers.get("x-goog-api-key", ""),
-        key,
     ]
     return any(g and hmac.compare_digest(g.encode(), token.encode()) for g in given)
 
 
-def check_token(headers: Mapping[str, str], token: str | None, key: str = "") -> None:
+def check_token(headers: Mapping[str, str], token: str | None) -> None:
     """Raise a 401 unless the request carries ``token`` (see :func:`has_token`)."""
-    if not has_token(headers, token, key):
+    if not has_token(headers, token):
         raise ApiError(
             401,
             "missing or wrong proxy token: send 'Authorization: Bearer TOKEN' or "
@@ -180,53 +133,34 @@ def check_token(headers: Mapping[str, str], token: str | None, key: str = "") ->
         )
 
 
-_PASSED = {
-    "anthropic": ("anthropic-version", "anthropic-beta"),
-    "openai": ("openai-beta", "openai-organization", "openai-project"),
-    "gemini": ("x-goog-api-client", "x-goog-user-project"),
-}
-_LISTS = ("anthropic-beta", "openai-beta")
-"""Headers whose value is a comma-separated list: sent more than once, all their values go."""
-
-
 def upstream_headers(
-    headers: Mapping[str, str], token: str | None, client: str, upstream: str
+    headers: Mapping[str, str], token: str | None, client: HeaderFamily, upstream: HeaderFamily
 ) -> dict[str, str]:
     """What goes upstream with a client's call: its own credentials (never the proxy token)
-    and its API's headers (a beta header sent more than once: all its values, joined), when
-    the upstream speaks the client's API family (Anthropic's, Gemini's, or OpenAI's); a client's key
-    for one provider never goes to another's server; a value that is not printable ASCII is
-    a 400 naming the header. Never kept."""
-    family = _family(client)
-    if family != _family(upstream):
+    and its API's headers (a list header sent more than once: all its values, joined), when
+    the upstream is of the client's provider (``client`` and ``upstream``: their APIs'
+    families); a client's key for one provider never goes to another's server; a value that
+    is not printable ASCII is a 400 naming the header. Never kept."""
+    if client.name != upstream.name:
         return {}
-    out = {name: _value(headers, name) for name in _PASSED[family] if name in headers}
-    for name in ("authorization", "x-api-key", "x-goog-api-key"):
+    out = {name: _value(headers, name, client) for name in client.passed if name in headers}
+    for name in ("authorization", "x-api-key"):
         _check_header(name, headers.get(name, ""))
     for name, value in out.items():
         _check_header(name, value)
     auth = upstream_auth(headers, token)
     if auth:
         out["Authorization"] = auth
-    for name in ("x-api-key", "x-goog-api-key"):
-        key = headers.get(name, "")
-        if family == _KEYED[name] and key and not _is_token(key, token):
-            out[name] = key
+    key = headers.get(client.key, "") if client.key else ""
+    if client.key and key and not _is_token(key, token):
+        out[client.key] = key
     return out
 
 
-_KEYED = {"x-api-key": "anthropic", "x-goog-api-key": "gemini"}
-"""The key header of each API family that has one of its own."""
-
-
-def _family(api: str) -> str:
-    return api if api in ("anthropic", "gemini") else "openai"
-
-
-def _value(headers: Mapping[str, str], name: str) -> str:
+def _value(headers: Mapping[str, str], name: str, family: HeaderFamily) -> str:
     """A header's value; every value of a list header sent more than once, joined (as HTTP
     allows), so each beta a client names goes upstream."""
-    if name in _LISTS and isinstance(headers, Headers):
+    if name in family.lists and isinstance(headers, Headers):
         return ",".join(v.strip() for v in headers.getlist(name) if v.strip())
     return headers[name]
 

@@ -1,10 +1,10 @@
 """The proxy's routes, and the shape each answers errors in.
 
 Every API the proxy speaks is a list of :class:`Endpoint` s (a method, a path, a handler and
-the shape of that API's errors: status and body), so another protocol plugs in as more
-endpoints with a shape of its own. :class:`Routes` builds the Starlette routes and answers what
-no endpoint serves (a wrong method: that path's shape and an ``Allow`` header; any other path:
-a JSON 404 listing every route served).
+its API's error shape, :attr:`~contextfold.serve.apis.spec.ApiSpec.errors`: OpenAI's,
+:func:`openai_error`, unless its own). :class:`Routes` builds the Starlette routes and answers
+what no endpoint serves (a wrong method: that path's shape and an ``Allow`` header; any other
+path: a JSON 404 listing every route served).
 """
 
 from __future__ import annotations
@@ -17,16 +17,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from contextfold.serve.errors import OVERLOADED_CODES, ApiError, UpstreamError
+from contextfold.serve.errors import ApiError, UpstreamError
 
 __all__ = [
     "Endpoint",
     "ErrorShape",
     "Handler",
     "Routes",
-    "anthropic_error",
     "openai_error",
-    "responses_error",
 ]
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -38,46 +36,6 @@ def openai_error(exc: ApiError) -> tuple[int, dict[str, Any]]:
     """OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``; an upstream's
     error as it answered it (the same API's)."""
     return exc.status, exc.body()
-
-
-def responses_error(exc: ApiError) -> tuple[int, dict[str, Any]]:
-    """OpenAI's shape for a Responses client; an overloaded upstream is a 503 with the code
-    ``server_is_overloaded`` (unless it said ``slow_down``), which Codex reads as overloaded."""
-    if not (isinstance(exc, UpstreamError) and exc.overloaded):
-        return openai_error(exc)
-    code = exc.code if exc.code in OVERLOADED_CODES else "server_is_overloaded"
-    body = exc.body()
-    body["error"]["code"] = code
-    return 503, body
-
-
-_ANTHROPIC_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    504: "timeout_error",
-    529: "overloaded_error",
-}
-
-
-def anthropic_error(exc: ApiError) -> tuple[int, dict[str, Any]]:
-    """Anthropic's shape: ``{"type": "error", "error": {"type", "message"}}``; the field at
-    fault is named at the start of the message (``messages.3.content.0: ...``). An Anthropic
-    upstream's error keeps its type; an overloaded upstream of any API is a 529
-    ``overloaded_error`` (what Claude Code retries and falls back on)."""
-    status, kind = exc.status, _ANTHROPIC_TYPES.get(exc.status, "api_error")
-    if isinstance(exc, UpstreamError):
-        if exc.overloaded:
-            status, kind = 529, "overloaded_error"
-        elif exc.api == "anthropic" and exc.error_type:
-            kind = exc.error_type
-    message = exc.message
-    if exc.param and not message.startswith(exc.param):
-        message = f"{exc.param}: {message}"
-    return status, {"type": "error", "error": {"type": kind, "message": message}}
 
 
 @dataclass(frozen=True, slots=True)

@@ -136,8 +136,8 @@ class HttpUpstream:
                 f"upstream {self.name} answered a streamed request with {media or 'no type'!r}, "
                 f"not an event stream: {head[:200]!r}",
             )
-        done = "[DONE]" if self.wire.api == "chat" else None
-        return _SSEStream(response, self.name, self._released, done, self.wire.api)
+        wire = self.wire
+        return _SSEStream(response, self.name, self._released, wire.done, wire.api)
 
     async def models(self, headers: Mapping[str, str]) -> dict[str, Any]:
         request = self._client.build_request("GET", "/models", headers=self._headers(headers))

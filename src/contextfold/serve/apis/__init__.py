@@ -1,6 +1,6 @@
 """The APIs ``contextfold serve`` speaks, one subpackage each (``apis/<api>/``) exporting one
 :class:`~contextfold.serve.apis.spec.ApiSpec`; :data:`APIS` registers them by name. A new API
-is a subpackage and a line here."""
+is a subpackage and a line here (what the subpackage holds: :class:`ApiSpec`)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,10 @@ APIS: dict[str, ApiSpec] = {spec.name: spec for spec in (CHAT, ANTHROPIC, RESPON
 
 def served_apis(upstream: str) -> list[str]:
     """The APIs a proxy serves with an upstream of API ``upstream``: a Chat Completions
-    upstream (or the embedded model) and a Gemini one serve every API, translated; any other
-    upstream serves requests of its own API and Gemini's, translated."""
-    return list(APIS) if upstream in ("chat", "gemini") else [upstream, "gemini"]
+    upstream (or the embedded model), or one whose wire takes every API's requests
+    (:attr:`~ApiSpec.serves_all`), serves every API, translated; any other upstream serves
+    requests of its own API, and of each API whose requests go to any upstream
+    (:attr:`~ApiSpec.portable`), translated."""
+    if upstream == "chat" or APIS[upstream].serves_all:
+        return list(APIS)
+    return [upstream, *(a for a, spec in APIS.items() if spec.portable and a != upstream)]

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from contextfold.serve.routes import ErrorShape, openai_error
 
 if TYPE_CHECKING:
     from contextfold.serve.exchange import Wire
@@ -17,15 +19,41 @@ __all__ = ["ApiSpec"]
 
 @dataclass(frozen=True, slots=True)
 class ApiSpec:
-    """One API: its client side (the routes that read a request and write the answer, whole
-    or streamed) and its upstream side (the :class:`~contextfold.serve.exchange.Wire` that
-    writes a call's body and reads the reply, whole or streamed)."""
+    """One API, all the shared machinery knows of it. Its subpackage holds:
+
+    - its request type: a :class:`~contextfold.serve.exchange.ClientRequest` subclass naming
+      the API (``api``), with the fields only its modules read, and its options and tools as
+      a Chat Completions upstream takes them (``chat_options``, ``chat_tool``);
+    - its :attr:`routes`: read the body (:mod:`~contextfold.serve.request`'s shared checks),
+      parse it into that request, answer with a
+      :class:`~contextfold.serve.exchange.ClientWriter` (:func:`~contextfold.serve.answer.answer`),
+      errors in its shape (:attr:`errors`);
+    - its :attr:`wire` (:class:`~contextfold.serve.exchange.Wire`): a call's body, the replies
+      whole or streamed, its provider's :class:`~contextfold.serve.exchange.HeaderFamily`.
+    """
 
     name: str
     """Its name in ``--upstream NAME:URL`` and in :data:`APIS` (``chat``)."""
     title: str
     """What clients and logs call it (``OpenAI Chat Completions``)."""
     routes: Callable[[Proxy], list[Endpoint]]
-    """The endpoints serving its clients through ``proxy``."""
+    """The endpoints serving its clients through ``proxy`` (each answers errors in
+    :attr:`errors`)."""
     wire: Callable[[], Wire]
     """A wire for an upstream of this API."""
+    errors: ErrorShape = openai_error
+    """The status and body its clients get for an error (OpenAI's shape unless its own)."""
+    base_path: str = ""
+    """What an upstream's base URL of this API ends with, added when it is missing
+    (Anthropic's ``/v1``: its SDK's base URLs have none)."""
+    example_url: str = ""
+    """An upstream base URL of this API, for messages (``https://api.anthropic.com``)."""
+    listed: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """What its clients read in ``GET /v1/models`` beside the upstream's list, made from it
+    (Gemini's ``models``: its SDK lists there); the upstream's own fields win."""
+    serves_all: bool = False
+    """Whether its wire takes a request of every API (by way of the request's
+    ``chat_options`` and ``chat_tool``), as Chat Completions' does."""
+    portable: bool = False
+    """Whether its requests hold nothing an upstream of another API cannot be given (its
+    options and tools as Chat Completions' say them), so every upstream serves it."""

@@ -17,12 +17,20 @@ from contextfold.serve.answer import answer
 from contextfold.serve.apis.anthropic._cache import Marks
 from contextfold.serve.apis.anthropic._client import AnthropicWriter
 from contextfold.serve.apis.anthropic._read import read_messages, read_system
+from contextfold.serve.apis.anthropic._request import AnthropicRequest
+from contextfold.serve.apis.anthropic._wire import ANTHROPIC_HEADERS
 from contextfold.serve.conversation import Shown, conversation_of
 from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import ClientRequest
+from contextfold.serve.exchange import HeaderFamily
 from contextfold.serve.proxy import Proxy
-from contextfold.serve.request import family_of, json_object, read_body, upstream_headers
-from contextfold.serve.routes import Endpoint, anthropic_error
+from contextfold.serve.request import (
+    family_of,
+    json_object,
+    read_body,
+    tool_list,
+    upstream_headers,
+)
+from contextfold.serve.routes import Endpoint
 from contextfold.serve.upstream import HttpUpstream
 
 __all__ = ["anthropic_endpoints", "parse_messages_request"]
@@ -54,19 +62,25 @@ def anthropic_endpoints(proxy: Proxy) -> list[Endpoint]:
         return JSONResponse({"input_tokens": _count(proxy, parsed)})
 
     return [
-        Endpoint("POST", "/v1/messages", messages, errors=anthropic_error, counted=True),
-        Endpoint("POST", "/v1/messages/count_tokens", count, errors=anthropic_error),
+        Endpoint("POST", "/v1/messages", messages, counted=True),
+        Endpoint("POST", "/v1/messages/count_tokens", count),
     ]
 
 
-async def _parse(proxy: Proxy, request: Request, *, count: bool) -> ClientRequest:
+async def _parse(proxy: Proxy, request: Request, *, count: bool) -> AnthropicRequest:
     data = await read_body(request, proxy.config.max_body)
-    token, shown, api = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.api
-    query = request.url.query if api == "anthropic" else ""
+    token, shown, wire = proxy.config.token, proxy.markers.shown, proxy.upstream.wire
+    family, query = wire.family, request.url.query if wire.api == "anthropic" else ""
 
-    def parse() -> ClientRequest:
+    def parse() -> AnthropicRequest:
         return parse_messages_request(
-            data, request.headers, token=token, shown=shown, upstream=api, count=count, query=query
+            data,
+            request.headers,
+            token=token,
+            shown=shown,
+            upstream=family,
+            count=count,
+            query=query,
         )
 
     return await anyio.to_thread.run_sync(parse)  # off the loop: a body may be large
@@ -78,10 +92,10 @@ def parse_messages_request(
     *,
     token: str | None = None,
     shown: Shown | None = None,
-    upstream: str = "anthropic",
+    upstream: HeaderFamily = ANTHROPIC_HEADERS,
     count: bool = False,
     query: str = "",
-) -> ClientRequest:
+) -> AnthropicRequest:
     """A checked Messages request; a 4xx :class:`ApiError` naming the field otherwise."""
     body = json_object(data)
     if not count:
@@ -94,8 +108,7 @@ def parse_messages_request(
     conversation = conversation_of(labeled, family, system=system, shown=shown)
     marks.locate(conversation.steps)
     choice = _tool_choice(body.get("tool_choice"))
-    return ClientRequest(
-        api="anthropic",
+    return AnthropicRequest(
         body=body,
         conversation=conversation,
         family=family,
@@ -103,7 +116,7 @@ def parse_messages_request(
         tools=tools,
         tool_names=frozenset(str(t.get("name", "")) for t in tools),
         offer_own=not (isinstance(choice, dict) and choice.get("type") == "none"),
-        headers=upstream_headers(headers, token, "anthropic", upstream),
+        headers=upstream_headers(headers, token, ANTHROPIC_HEADERS, upstream),
         query=query,
         marks=marks,
     )
@@ -140,18 +153,18 @@ def _tool_choice(choice: Any) -> Any:
 
 
 def _tools(raw: Any, marks: Marks) -> list[dict[str, Any]]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise ApiError(400, "tools: must be an array of tools", param="tools")
-    for i, tool in enumerate(raw):
-        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"]:
-            raise ApiError(400, f"tools.{i}: a tool needs a name", param=f"tools.{i}")
-        marks.tools += "cache_control" in tool
-    return list(raw)
+    tools = tool_list(raw, _tool_problem, message="tools: must be an array of tools")
+    marks.tools += sum("cache_control" in t for t in tools)
+    return tools
 
 
-def _count(proxy: Proxy, request: ClientRequest) -> int:
+def _tool_problem(i: int, tool: Any) -> ApiError | None:
+    if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"]:
+        return ApiError(400, f"tools.{i}: a tool needs a name", param=f"tools.{i}")
+    return None
+
+
+def _count(proxy: Proxy, request: AnthropicRequest) -> int:
     """The request's tokens as the proxy counts them (its history's counter)."""
     conversation = request.conversation
     messages = [m for step in conversation.steps for m in step]

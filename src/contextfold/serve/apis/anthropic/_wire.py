@@ -10,17 +10,28 @@ from typing import Any
 
 from contextfold.serve.apis.anthropic._cache import place_breakpoints
 from contextfold.serve.apis.anthropic._read import read_assistant
+from contextfold.serve.apis.anthropic._request import AnthropicRequest
 from contextfold.serve.apis.anthropic._shapes import check_event, check_message
 from contextfold.serve.apis.anthropic._write import write_view
 from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.errors import ApiError, UpstreamError
-from contextfold.serve.exchange import Api, Call, ClientRequest, Delta, Reply
+from contextfold.serve.exchange import Call, ClientRequest, Delta, HeaderFamily, Reply
 from contextfold.serve.stops import from_anthropic
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicReader", "AnthropicWire", "read_usage"]
+__all__ = [
+    "ANTHROPIC_HEADERS",
+    "ANTHROPIC_VERSION",
+    "AnthropicReader",
+    "AnthropicWire",
+    "read_usage",
+]
 
 ANTHROPIC_VERSION = "2023-06-01"
 """The ``anthropic-version`` sent when the client sends none."""
+ANTHROPIC_HEADERS = HeaderFamily(
+    "anthropic", ("anthropic-version", "anthropic-beta"), lists=("anthropic-beta",), key="x-api-key"
+)
+"""Anthropic's headers, and its clients' own key (``x-api-key``)."""
 _OWN = ("messages", "system", "stream", "tools")
 
 
@@ -43,26 +54,26 @@ _USAGE = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_token
 
 
 class AnthropicWire:
-    """The Anthropic Messages API as an upstream's (for Messages requests, and Gemini's
-    translated)."""
+    """The Anthropic Messages API as an upstream's (for Messages requests, and those of an
+    API whose requests go to every upstream, translated: :func:`_translated`)."""
 
-    api: Api = "anthropic"
+    api = "anthropic"
+    family = ANTHROPIC_HEADERS
+    done = None
 
     def path(self, call: Call) -> str:
         return "/messages"
 
     def body(self, call: Call) -> dict[str, Any]:
         request = call.request
-        if request.api == "anthropic":
+        written = write_view(call.messages)
+        if isinstance(request, AnthropicRequest):
             body = {k: v for k, v in request.body.items() if k not in _OWN}
             given = list(request.tools)
-        else:  # another API's request (a Gemini client's), by way of Chat Completions'
-            body, given = _translated(request)
-        written = write_view(call.messages)
-        if request.marks is not None:
-            marks = request.marks
             settled = (call.settled, call.cached_through)
-            place_breakpoints(written, call.messages, call.provenance, settled, marks)
+            place_breakpoints(written, call.messages, call.provenance, settled, request.marks)
+        else:  # another API's request (no cache marks), by way of Chat Completions' options
+            body, given = _translated(request)
         if written.system is not None:
             body["system"] = written.system
         body["messages"] = written.messages

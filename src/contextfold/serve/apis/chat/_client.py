@@ -12,6 +12,7 @@ import uuid
 from typing import Any
 
 from contextfold.core.messages import AssistantMessage, ToolCall, to_openai
+from contextfold.serve.apis.chat._read import ChatRequest
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply
 from contextfold.serve.routes import openai_error
@@ -43,7 +44,7 @@ def _message(final: AssistantMessage, given: dict[str, Any]) -> dict[str, Any]:
 class ChatWriter:
     """Chat Completions answers to ``request``."""
 
-    def __init__(self, request: ClientRequest) -> None:
+    def __init__(self, request: ChatRequest) -> None:
         self.request = request
 
     def respond(
@@ -73,7 +74,7 @@ def _head(request: ClientRequest, kind: str) -> dict[str, Any]:
 class ChatStream:
     """The chunks of the one completion the client sees (one id across every round)."""
 
-    def __init__(self, request: ClientRequest) -> None:
+    def __init__(self, request: ChatRequest) -> None:
         self.request = request
         self._head = _head(request, "chat.completion.chunk")
         self._role_sent = False

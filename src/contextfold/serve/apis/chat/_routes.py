@@ -9,8 +9,9 @@ from starlette.responses import Response
 
 from contextfold.serve.answer import answer
 from contextfold.serve.apis.chat._client import ChatWriter
+from contextfold.serve.apis.chat._read import parse_chat
 from contextfold.serve.proxy import Proxy
-from contextfold.serve.request import parse_chat, read_body
+from contextfold.serve.request import read_body
 from contextfold.serve.routes import Endpoint
 
 __all__ = ["chat_endpoints"]
@@ -19,9 +20,9 @@ __all__ = ["chat_endpoints"]
 def chat_endpoints(proxy: Proxy) -> list[Endpoint]:
     async def chat(request: Request) -> Response:
         body = await read_body(request, proxy.config.max_body)
-        token, shown, api = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.api
+        token, shown, family = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.family
         parsed = await anyio.to_thread.run_sync(  # off the loop: a body may be large
-            lambda: parse_chat(body, request.headers, token, shown, api)
+            lambda: parse_chat(body, request.headers, token, shown, family)
         )
         return await answer(proxy, parsed, ChatWriter(parsed), request.receive)
 

@@ -15,18 +15,25 @@ from typing import Any
 from contextfold.core.errors import MessageFormatError
 from contextfold.core.messages import AssistantMessage, from_openai
 from contextfold.serve.errors import UpstreamError
-from contextfold.serve.exchange import Api, Call, Delta, Reply
+from contextfold.serve.exchange import Call, Delta, HeaderFamily, Reply
 from contextfold.serve.replies import check_chunk, check_message, reply_message, usage_numbers
 from contextfold.serve.stops import from_chat as from_chat_stop
 from contextfold.serve.translate import chat_base, chat_messages, chat_tools, from_chat
 
-__all__ = ["ChatReader", "ChatWire", "bearer"]
+__all__ = ["OPENAI_HEADERS", "ChatReader", "ChatWire", "bearer"]
+
+OPENAI_HEADERS = HeaderFamily(
+    "openai", ("openai-beta", "openai-organization", "openai-project"), lists=("openai-beta",)
+)
+"""OpenAI's headers (its Chat Completions and Responses APIs share them)."""
 
 
 class ChatWire:
     """The Chat Completions API as an upstream's."""
 
-    api: Api = "chat"
+    api = "chat"
+    family = OPENAI_HEADERS
+    done = "[DONE]"
 
     def path(self, call: Call) -> str:
         return "/chat/completions"

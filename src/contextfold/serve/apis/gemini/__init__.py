@@ -5,10 +5,22 @@ upstream (which serves every API)."""
 
 from __future__ import annotations
 
-from contextfold.serve.apis.gemini._routes import gemini_endpoints, gemini_models
+from contextfold.serve.apis.gemini._errors import gemini_error
+from contextfold.serve.apis.gemini._routes import gemini_endpoints, gemini_listing
 from contextfold.serve.apis.gemini._wire import GeminiWire
 from contextfold.serve.apis.spec import ApiSpec
 
-__all__ = ["GEMINI", "gemini_models"]
+__all__ = ["GEMINI"]
 
-GEMINI = ApiSpec("gemini", "Gemini generateContent", gemini_endpoints, GeminiWire)
+GEMINI = ApiSpec(
+    "gemini",
+    "Gemini generateContent",
+    gemini_endpoints,
+    GeminiWire,
+    errors=gemini_error,
+    base_path="/v1beta",
+    example_url="https://generativelanguage.googleapis.com",
+    listed=gemini_listing,
+    serves_all=True,
+    portable=True,
+)

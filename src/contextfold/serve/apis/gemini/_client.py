@@ -17,10 +17,11 @@ from typing import Any
 
 from contextfold.core.messages import AssistantMessage, ToolCall
 from contextfold.serve.apis.gemini._errors import gemini_error, gemini_usage, to_gemini
+from contextfold.serve.apis.gemini._request import GeminiRequest
 from contextfold.serve.apis.gemini._wire import model_of
 from contextfold.serve.apis.gemini._write import model_parts
 from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import ClientRequest, Delta, Reply
+from contextfold.serve.exchange import Delta, Reply
 
 __all__ = ["GeminiStream", "GeminiWriter"]
 
@@ -28,7 +29,7 @@ __all__ = ["GeminiStream", "GeminiWriter"]
 class GeminiWriter:
     """Gemini answers to ``request`` (streamed as server-sent events when ``sse``)."""
 
-    def __init__(self, request: ClientRequest, *, sse: bool = True) -> None:
+    def __init__(self, request: GeminiRequest, *, sse: bool = True) -> None:
         self.request = request
         self.sse = sse
 
@@ -57,7 +58,7 @@ def _id() -> str:
 class GeminiStream:
     """The chunks of one streamed answer (one response id across every round)."""
 
-    def __init__(self, request: ClientRequest, *, sse: bool) -> None:
+    def __init__(self, request: GeminiRequest, *, sse: bool) -> None:
         self.sse = sse
         self._head = {"modelVersion": model_of(request.body), "responseId": _id()}
         self._sent = 0

@@ -16,20 +16,28 @@ from starlette.responses import JSONResponse, Response
 from contextfold.core.tokens import count_messages
 from contextfold.serve.answer import answer
 from contextfold.serve.apis.gemini._client import GeminiWriter
-from contextfold.serve.apis.gemini._errors import gemini_error
 from contextfold.serve.apis.gemini._names import bad, camelized
 from contextfold.serve.apis.gemini._read import read_contents, read_system
+from contextfold.serve.apis.gemini._request import GeminiRequest, split_tools
+from contextfold.serve.apis.gemini._wire import GEMINI_HEADERS
 from contextfold.serve.body import decode_body
 from contextfold.serve.conversation import Shown, conversation_of
 from contextfold.serve.errors import ApiError
 from contextfold.serve.events import EventStream
-from contextfold.serve.exchange import ClientRequest
+from contextfold.serve.exchange import HeaderFamily
 from contextfold.serve.proxy import Proxy
-from contextfold.serve.request import family_of, read_body, upstream_headers
+from contextfold.serve.request import (
+    TOKEN_HEADER,
+    check_token,
+    family_of,
+    has_token,
+    read_body,
+    upstream_headers,
+)
 from contextfold.serve.routes import Endpoint
 from contextfold.serve.upstream import HttpUpstream
 
-__all__ = ["gemini_endpoints", "gemini_models", "parse_gemini_request"]
+__all__ = ["gemini_endpoints", "gemini_listing", "gemini_models", "parse_gemini_request"]
 
 _METHODS = ("generateContent", "streamGenerateContent", "countTokens")
 
@@ -45,10 +53,12 @@ def gemini_endpoints(proxy: Proxy) -> list[Endpoint]:
     """
 
     async def models(request: Request) -> Response:
+        headers = _keyed(request, proxy.config.token)
         model, _, method = str(request.path_params["target"]).rpartition(":")
         if method not in _METHODS or not model:
             raise ApiError(404, f"no method {method!r}: this proxy serves {', '.join(_METHODS)}")
-        parsed = await _parse(proxy, request, model, stream=method == "streamGenerateContent")
+        stream = method == "streamGenerateContent"
+        parsed = await _parse(proxy, request, headers, model, stream=stream)
         if method == "countTokens":
             return await _count(proxy, parsed, model)
         sse = request.query_params.get("alt") == "sse"
@@ -58,18 +68,25 @@ def gemini_endpoints(proxy: Proxy) -> list[Endpoint]:
         return response
 
     async def listing(request: Request) -> Response:
-        api = proxy.upstream.wire.api
-        headers = upstream_headers(_keyed(request), proxy.config.token, "gemini", api)
+        wire, token = proxy.upstream.wire, proxy.config.token
+        headers = upstream_headers(_keyed(request, token), token, GEMINI_HEADERS, wire.family)
         listed = await proxy.upstream.models(headers)
-        return JSONResponse(listed if api == "gemini" else {"models": gemini_models(listed)})
+        return JSONResponse(listed if wire.api == "gemini" else gemini_listing(listed))
 
+    # token=False: each handler checks the proxy token itself, as a Gemini client may send it
+    # as its key (x-goog-api-key, or ?key=: :func:`_keyed`), which the shared check reads not
     return [
         *(
-            Endpoint("POST", f"/{v}/models/{{target}}", models, errors=gemini_error, counted=True)
+            Endpoint("POST", f"/{v}/models/{{target}}", models, token=False, counted=True)
             for v in ("v1beta", "v1")
         ),
-        Endpoint("GET", "/v1beta/models", listing, errors=gemini_error),
+        Endpoint("GET", "/v1beta/models", listing, token=False),
     ]
+
+
+def gemini_listing(listed: dict[str, Any]) -> dict[str, Any]:
+    """Another API's model list as the ``models`` a Gemini SDK reads (in ``/v1/models`` too)."""
+    return {"models": gemini_models(listed)}
 
 
 def gemini_models(listed: dict[str, Any]) -> list[dict[str, Any]]:
@@ -82,23 +99,27 @@ def gemini_models(listed: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _keyed(request: Request) -> dict[str, str]:
-    """The request's headers, a ``?key=`` given as the ``x-goog-api-key`` it stands for."""
+def _keyed(request: Request, token: str | None) -> dict[str, str]:
+    """The request's headers, a ``?key=`` given as the ``x-goog-api-key`` it stands for; a
+    401 unless they carry the proxy ``token`` (the key may be it)."""
     headers: dict[str, str] = dict(request.headers)
     key = request.query_params.get("key")
     if key and "x-goog-api-key" not in headers:
         headers["x-goog-api-key"] = key
+    as_token = {TOKEN_HEADER: headers.get("x-goog-api-key", "")}
+    check_token(headers if has_token(headers, token) else as_token, token)
     return headers
 
 
-async def _parse(proxy: Proxy, request: Request, model: str, *, stream: bool) -> ClientRequest:
+async def _parse(
+    proxy: Proxy, request: Request, headers: dict[str, str], model: str, *, stream: bool
+) -> GeminiRequest:
+    token, shown, family = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.family
     data = await read_body(request, proxy.config.max_body)
-    token, shown, api = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.api
-    headers = _keyed(request)
 
-    def parse() -> ClientRequest:
+    def parse() -> GeminiRequest:
         return parse_gemini_request(
-            data, headers, model=model, stream=stream, token=token, shown=shown, upstream=api
+            data, headers, model=model, stream=stream, token=token, shown=shown, upstream=family
         )
 
     return await anyio.to_thread.run_sync(parse)  # off the loop: a body may be large
@@ -112,8 +133,8 @@ def parse_gemini_request(
     stream: bool = False,
     token: str | None = None,
     shown: Shown | None = None,
-    upstream: str = "gemini",
-) -> ClientRequest:
+    upstream: HeaderFamily = GEMINI_HEADERS,
+) -> GeminiRequest:
     """A checked Gemini request for ``model``; a 4xx :class:`ApiError` naming the field."""
     body = decode_body(data)
     if not isinstance(body, dict):
@@ -130,16 +151,15 @@ def parse_gemini_request(
     conversation = conversation_of(labeled, family, system=system, shown=shown, field="contents")
     calling = ((body.get("toolConfig") or {}).get("functionCallingConfig")) or {}
     names = [d.get("name") for t in tools for d in t.get("functionDeclarations") or ()]
-    return ClientRequest(
-        api="gemini",
+    return GeminiRequest(
         body={**body, "model": model.removeprefix("models/")},
         conversation=conversation,
         family=family,
         stream=stream,
-        tools=tools,
+        tools=split_tools(tools),
         tool_names=frozenset(str(n) for n in names),
         offer_own=calling.get("mode") != "NONE",
-        headers=upstream_headers(headers, token, "gemini", upstream),
+        headers=upstream_headers(headers, token, GEMINI_HEADERS, upstream),
     )
 
 
@@ -173,7 +193,7 @@ def _check_config(config: Any) -> None:
         raise bad("generationConfig.maxOutputTokens", problem)
 
 
-async def _count(proxy: Proxy, parsed: ClientRequest, model: str) -> Response:
+async def _count(proxy: Proxy, parsed: GeminiRequest, model: str) -> Response:
     """``countTokens``: the Gemini upstream's own count of the request, else the proxy's."""
     upstream = proxy.upstream
     if isinstance(upstream, HttpUpstream) and upstream.wire.api == "gemini":

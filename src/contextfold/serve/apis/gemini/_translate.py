@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["chat_options", "chat_tools_of", "declarations", "gemini_options"]
+from contextfold.serve.to_chat import function_tool
+
+__all__ = ["chat_options", "chat_tool_of", "declarations", "gemini_options"]
 
 _TO_CHAT = {"temperature": "temperature", "topP": "top_p", "maxOutputTokens": "max_tokens",
             "stopSequences": "stop", "seed": "seed", "presencePenalty": "presence_penalty",
@@ -42,19 +44,17 @@ def chat_options(body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def chat_tools_of(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A Gemini request's function declarations as Chat Completions function tools."""
-    out = []
-    for tool in tools:
-        for declared in tool.get("functionDeclarations") or ():
-            schema = declared.get("parametersJsonSchema")
-            if schema is None:
-                schema = _lower(declared.get("parameters") or {"type": "object"})
-            fn = {"name": declared["name"], "parameters": schema}
-            if declared.get("description"):
-                fn["description"] = declared["description"]
-            out.append({"type": "function", "function": fn})
-    return out
+def chat_tool_of(tool: dict[str, Any]) -> dict[str, Any] | None:
+    """A tool of one function declaration (:func:`~._request.split_tools`) as a Chat
+    Completions function tool; None for one declaring none (it runs on Google's servers)."""
+    declared: list[dict[str, Any]] = tool.get("functionDeclarations") or []
+    if len(declared) != 1:
+        return None
+    fn = declared[0]
+    schema = fn.get("parametersJsonSchema")
+    if schema is None:
+        schema = _lower(fn.get("parameters") or {"type": "object"})
+    return function_tool(fn["name"], schema, given=fn)
 
 
 def _lower(schema: Any) -> Any:

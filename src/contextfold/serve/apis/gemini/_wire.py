@@ -14,13 +14,19 @@ from urllib.parse import quote
 
 from contextfold.serve.apis.gemini._errors import from_gemini, read_usage
 from contextfold.serve.apis.gemini._read import read_model
+from contextfold.serve.apis.gemini._request import GeminiRequest
 from contextfold.serve.apis.gemini._stream import GeminiReader, check_response
 from contextfold.serve.apis.gemini._translate import declarations, gemini_options
 from contextfold.serve.apis.gemini._write import write_contents
 from contextfold.serve.errors import ApiError, UpstreamError
-from contextfold.serve.exchange import Api, Call, Reply
+from contextfold.serve.exchange import Call, HeaderFamily, Reply
 
-__all__ = ["GeminiWire", "model_of"]
+__all__ = ["GEMINI_HEADERS", "GeminiWire", "model_of"]
+
+GEMINI_HEADERS = HeaderFamily(
+    "gemini", ("x-goog-api-client", "x-goog-user-project"), key="x-goog-api-key"
+)
+"""Google's headers, and its clients' own key (``x-goog-api-key``, or ``?key=``)."""
 
 _OWN = ("model", "contents", "systemInstruction", "tools")
 
@@ -33,7 +39,9 @@ def model_of(body: dict[str, Any]) -> str:
 class GeminiWire:
     """The Gemini API as an upstream's (for requests of every API)."""
 
-    api: Api = "gemini"
+    api = "gemini"
+    family = GEMINI_HEADERS
+    done = None
 
     def path(self, call: Call) -> str:
         method = "streamGenerateContent?alt=sse" if call.stream else "generateContent"
@@ -43,9 +51,9 @@ class GeminiWire:
         request = call.request
         system, contents = write_contents(call.messages)
         own = declarations(call.own_tools)
-        if request.api == "gemini":
+        if isinstance(request, GeminiRequest):  # its tools as sent (not split)
             body = {k: v for k, v in request.body.items() if k not in _OWN}
-            tools = [dict(t) for t in request.tools]
+            tools = [dict(t) for t in request.body.get("tools") or ()]
         else:
             from contextfold.serve.translate import chat_base, chat_tools
 

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 from contextfold.core.messages import AssistantMessage, ToolCall
+from contextfold.serve.apis.responses._errors import responses_error
+from contextfold.serve.apis.responses._request import ResponsesRequest
 from contextfold.serve.apis.responses._write import assistant_items, call_item
 from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import ClientRequest, Delta, Reply
-from contextfold.serve.routes import responses_error
+from contextfold.serve.exchange import Delta, Reply
 from contextfold.serve.stops import to_responses
 from contextfold.serve.streaming import sse
 
@@ -65,7 +66,7 @@ Keep = Callable[[dict[str, Any]], None]
 class ResponsesWriter:
     """Responses answers to ``request``; each finished response is given to ``keep``."""
 
-    def __init__(self, request: ClientRequest, keep: Keep) -> None:
+    def __init__(self, request: ResponsesRequest, keep: Keep) -> None:
         self.request = request
         self.keep = keep
         self.id = f"resp_{uuid.uuid4().hex[:24]}"

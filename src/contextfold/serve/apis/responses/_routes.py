@@ -14,15 +14,23 @@ from starlette.responses import JSONResponse, Response
 
 from contextfold.core.messages import SystemMessage
 from contextfold.serve.answer import answer
+from contextfold.serve.apis.chat.wire import OPENAI_HEADERS
 from contextfold.serve.apis.responses._client import ResponsesWriter
 from contextfold.serve.apis.responses._read import read_input
+from contextfold.serve.apis.responses._request import ResponsesRequest
 from contextfold.serve.apis.responses._store import ResponseStore, Stored
 from contextfold.serve.conversation import Shown, conversation_of
 from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import ClientRequest
+from contextfold.serve.exchange import HeaderFamily
 from contextfold.serve.proxy import Proxy
-from contextfold.serve.request import family_of, json_object, read_body, upstream_headers
-from contextfold.serve.routes import Endpoint, responses_error
+from contextfold.serve.request import (
+    family_of,
+    json_object,
+    read_body,
+    tool_list,
+    upstream_headers,
+)
+from contextfold.serve.routes import Endpoint
 
 __all__ = ["parse_responses_request", "responses_endpoints"]
 
@@ -52,11 +60,11 @@ def responses_endpoints(proxy: Proxy) -> list[Endpoint]:
 
     async def create(request: Request) -> Response:
         data = await read_body(request, proxy.config.max_body)
-        token, shown, api = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.api
+        token, shown, family = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.family
 
-        def parse() -> ClientRequest:
+        def parse() -> ResponsesRequest:
             return parse_responses_request(
-                data, request.headers, store, token=token, shown=shown, upstream=api
+                data, request.headers, store, token=token, shown=shown, upstream=family
             )
 
         parsed = await anyio.to_thread.run_sync(parse)  # off the loop: a body may be large
@@ -82,10 +90,10 @@ def responses_endpoints(proxy: Proxy) -> list[Endpoint]:
         )
 
     return [
-        Endpoint("POST", "/v1/responses", create, errors=responses_error, counted=True),
-        Endpoint("POST", "/v1/responses/compact", compact, errors=responses_error),
-        Endpoint("GET", "/v1/responses/{response_id}", get, errors=responses_error),
-        Endpoint("DELETE", "/v1/responses/{response_id}", delete, errors=responses_error),
+        Endpoint("POST", "/v1/responses", create, counted=True),
+        Endpoint("POST", "/v1/responses/compact", compact),
+        Endpoint("GET", "/v1/responses/{response_id}", get),
+        Endpoint("DELETE", "/v1/responses/{response_id}", delete),
     ]
 
 
@@ -93,7 +101,7 @@ def _id(request: Request) -> str:
     return str(request.path_params["response_id"])
 
 
-def _keeper(request: ClientRequest, store: ResponseStore, kept: Callable[[], None]) -> Any:
+def _keeper(request: ResponsesRequest, store: ResponseStore, kept: Callable[[], None]) -> Any:
     """Keeps a finished response, unless the client said ``store: false``."""
     previous = request.body.get("previous_response_id")
     new_input = _new_input(request.body.get("input"))
@@ -121,8 +129,8 @@ def parse_responses_request(
     *,
     token: str | None = None,
     shown: Shown | None = None,
-    upstream: str = "responses",
-) -> ClientRequest:
+    upstream: HeaderFamily = OPENAI_HEADERS,
+) -> ResponsesRequest:
     """A checked Responses request; a 4xx :class:`ApiError` naming the field otherwise."""
     body = json_object(data)
     previous = body.get("previous_response_id")
@@ -139,13 +147,12 @@ def parse_responses_request(
         labeled += read_input(body.get("input") or [], "input")
     else:
         labeled = read_input(body.get("input") or [], "input", system_first=first)
-    tools = _tools(body.get("tools"))
+    tools = tool_list(body.get("tools"), _tool_problem)
     _check_options(body)
     family = family_of(headers)
     system = SystemMessage(instructions) if instructions else None
     conversation = conversation_of(labeled, family, system=system, shown=shown, field="input")
-    return ClientRequest(
-        api="responses",
+    return ResponsesRequest(
         body=body,
         conversation=conversation,
         family=family,
@@ -153,7 +160,7 @@ def parse_responses_request(
         tools=tools,
         tool_names=frozenset(_name(t) for t in tools),
         offer_own=body.get("tool_choice") != "none",
-        headers=upstream_headers(headers, token, "responses", upstream),
+        headers=upstream_headers(headers, token, OPENAI_HEADERS, upstream),
         call_kinds={_name(t): _KINDS[t["type"]] for t in tools if t.get("type") in _KINDS},
     )
 
@@ -188,21 +195,14 @@ def _check_options(body: dict[str, Any]) -> None:
         )
 
 
-def _tools(raw: Any) -> list[dict[str, Any]]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise ApiError(400, "'tools' must be an array", param="tools")
-    for i, tool in enumerate(raw):
-        if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
-            raise ApiError(400, f"tools[{i}] must be a tool with a type", param=f"tools[{i}]")
-        if tool["type"] in ("function", "custom") and not (
-            isinstance(tool.get("name"), str) and tool["name"]
-        ):
-            raise ApiError(
-                400, f"tools[{i}]: a {tool['type']} tool needs a name", param=f"tools[{i}]"
-            )
-    return list(raw)
+def _tool_problem(i: int, tool: Any) -> ApiError | None:
+    if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
+        return ApiError(400, f"tools[{i}] must be a tool with a type", param=f"tools[{i}]")
+    if tool["type"] in ("function", "custom") and not (
+        isinstance(tool.get("name"), str) and tool["name"]
+    ):
+        return ApiError(400, f"tools[{i}]: a {tool['type']} tool needs a name", param=f"tools[{i}]")
+    return None
 
 
 def _name(tool: dict[str, Any]) -> str:

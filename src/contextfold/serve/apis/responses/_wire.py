@@ -8,12 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contextfold.serve.apis.chat.wire import bearer
+from contextfold.serve.apis.chat.wire import OPENAI_HEADERS, bearer
 from contextfold.serve.apis.responses._read import read_output
+from contextfold.serve.apis.responses._request import ResponsesRequest
 from contextfold.serve.apis.responses._shapes import check_event, check_response
 from contextfold.serve.apis.responses._write import write_input
 from contextfold.serve.errors import ApiError, UpstreamError, event_status
-from contextfold.serve.exchange import Api, Call, ClientRequest, Delta, Reply
+from contextfold.serve.exchange import Call, ClientRequest, Delta, Reply
 from contextfold.serve.stops import from_responses
 
 __all__ = ["ResponsesReader", "ResponsesWire", "read_response"]
@@ -23,22 +24,24 @@ _MODEL_ITEMS = ("message", "function_call", "custom_tool_call", "local_shell_cal
 
 
 class ResponsesWire:
-    """The OpenAI Responses API as an upstream's (for Responses requests, and Gemini's
-    translated)."""
+    """The OpenAI Responses API as an upstream's (for Responses requests, and those of an
+    API whose requests go to every upstream, translated: :func:`_translated`)."""
 
-    api: Api = "responses"
+    api = "responses"
+    family = OPENAI_HEADERS
+    done = None
 
     def path(self, call: Call) -> str:
         return "/responses"
 
     def body(self, call: Call) -> dict[str, Any]:
         request = call.request
-        if request.api == "responses":
+        if isinstance(request, ResponsesRequest):
             body = {k: v for k, v in request.body.items() if k not in _OWN}
-            given = list(request.tools)
-        else:  # another API's request (a Gemini client's), by way of Chat Completions'
-            body, given = _translated(request)
-        instructions, items = write_input(call.messages, request.call_kinds)
+            given, kinds = list(request.tools), request.call_kinds
+        else:  # another API's request, by way of Chat Completions' options and tools
+            (body, given), kinds = _translated(request), {}
+        instructions, items = write_input(call.messages, kinds)
         if instructions is not None:
             body["instructions"] = instructions
         body["input"] = items
