@@ -420,3 +420,28 @@ def test_an_anthropic_clients_images_reach_a_gemini_upstream_inline() -> None:
     inline = {"inlineData": {"mimeType": "image/png", "data": PIXEL}}
     assert sent["contents"][0]["parts"] == [{"text": "What is this?"}, inline]
     assert "cannot be sent to a Gemini upstream" in str(refused.value)
+
+
+def test_a_tool_of_two_declarations_is_two_functions_and_google_search_stays_with_google() -> None:
+    declared = [
+        {"name": "weather", "parametersJsonSchema": {"type": "object"}},
+        {
+            "name": "time",
+            "parameters": {"type": "OBJECT", "properties": {"zone": {"type": "STRING"}}},
+        },
+    ]
+    tools = [{"functionDeclarations": declared}, {"googleSearch": {}}]
+    body = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}], "tools": tools}
+    headers = {"X-Contextfold-Token": TOKEN, "x-goog-api-key": KEY}
+    with ScriptedServer() as chat, proxy_for(chat, "chat") as proxy:
+        url = f"{root(proxy)}/v1beta/models/m:generateContent"
+        assert httpx.post(url, json=body, headers=headers, timeout=30).status_code == 200
+    functions = {t["function"]["name"]: t["function"] for t in chat.requests[0][1]["tools"]}
+    assert set(functions) == {"weather", "time", "restore"}  # no googleSearch
+    assert functions["time"]["parameters"]["properties"]["zone"] == {"type": "string"}
+    with _upstream([[text("Hello.")]]) as up, proxy_for(up, "gemini") as proxy:
+        url = f"{root(proxy)}/v1beta/models/{MODEL}:generateContent"
+        assert httpx.post(url, json=body, headers=headers, timeout=30).status_code == 200
+    sent = up.calls[0]["tools"]  # as the client sent them, the strategy's declared beside
+    assert [d["name"] for d in sent[0]["functionDeclarations"]] == ["weather", "time", "restore"]
+    assert sent[1:] == [{"googleSearch": {}}]
