@@ -445,3 +445,18 @@ def test_a_tool_of_two_declarations_is_two_functions_and_google_search_stays_wit
     sent = up.calls[0]["tools"]  # as the client sent them, the strategy's declared beside
     assert [d["name"] for d in sent[0]["functionDeclarations"]] == ["weather", "time", "restore"]
     assert sent[1:] == [{"googleSearch": {}}]
+
+
+def test_the_proxy_token_is_needed_and_may_come_as_the_clients_key() -> None:
+    body = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
+    replies = [[text("Hello.")], [text("Hello.")]]
+    with _upstream(replies) as up, proxy_for(up, "gemini", upstream_key=KEY) as p:
+        url = f"{root(p)}/v1beta/models/{MODEL}:generateContent"
+        refused = httpx.post(url, json=body, headers={"x-goog-api-key": KEY}, timeout=30)
+        listed = httpx.get(f"{root(p)}/v1beta/models?key=wrong", timeout=30)
+        as_header = httpx.post(url, json=body, headers={"x-goog-api-key": TOKEN}, timeout=30)
+        as_query = httpx.post(f"{url}?key={TOKEN}", json=body, timeout=30)
+    assert refused.status_code == listed.status_code == 401
+    assert refused.json()["error"]["status"] == "UNAUTHENTICATED"
+    assert as_header.status_code == as_query.status_code == 200
+    assert len(up.requests) == 2 and all(TOKEN not in str(r.headers) for r in up.requests)
