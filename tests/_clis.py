@@ -330,14 +330,23 @@ def codex_writes_file(
     return reply
 
 
-def gemini_writes_file(path: Path, content: str) -> Callable[[dict[str, Any]], GeminiReply]:
-    """Gemini CLI's script: ``write_file`` ``path``, then close once its response came back."""
+def gemini_writes_file(
+    path: Path, content: str, *, restoring: bool = False
+) -> Callable[[dict[str, Any]], GeminiReply]:
+    """Gemini CLI's script: ``write_file`` ``path``, then close once its response came back
+    (with ``restoring``, by way of the proxy's ``restore``, as :func:`claude_writes_file`)."""
 
     def reply(body: dict[str, Any]) -> GeminiReply:
-        if any("functionResponse" in p for p in body["contents"][-1]["parts"]):
-            return DONE
+        answered = [p["functionResponse"] for p in body["contents"][-1]["parts"]
+                    if "functionResponse" in p]  # fmt: skip
+        if restoring and any(r["name"] == "restore" for r in answered):
+            return DONE + MARKS
+        if answered:
+            if not restoring:
+                return DONE
+            return [{"text": RESTORING + MARKS}, function_call("restore", {"step": 1})]
         write = function_call("write_file", {"file_path": str(path), "content": content})
-        return [{"text": "Writing the file."}, write]
+        return [{"text": WRITING + (MARKS if restoring else "")}, write]
 
     return reply
 

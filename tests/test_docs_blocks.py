@@ -134,6 +134,9 @@ PAGES: dict[str, Page] = {
         prints=["hello", "answer: 3 files"],
         named="task-7",
     ),
+    "serve/gemini.md": Page(
+        served="proxy", steps=[(KEYS, "print(reply.text)")], prints=["hello"], named="task-7"
+    ),
     "serve/agents-sdk.md": Page(
         served="proxy",
         steps=[(KEYS + _AGENT_TOOL, "print(result.final_output)")],

@@ -197,6 +197,8 @@ def test_parts_count_the_image_and_the_thinking() -> None:
         ("http://h:8000/v1", "chat", "http://h:8000/v1"),
         ("anthropic:https://api.anthropic.com", "anthropic", "https://api.anthropic.com/v1"),
         ("responses:https://api.openai.com/v1/", "responses", "https://api.openai.com/v1"),
+        ("gemini:https://g.example", "gemini", "https://g.example/v1beta"),
+        ("gemini:https://g.example/v1", "gemini", "https://g.example/v1"),  # its version kept
     ],
 )
 def test_upstream_specs_name_an_api_and_a_url(spec: str, api: str, url: str) -> None:

@@ -111,7 +111,8 @@ def claude_on_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 def test_nothing_starts_when_the_proxy_cannot_serve_the_cli(claude_on_path: Path) -> None:
     code, out = _wrap("--upstream", "responses:http://127.0.0.1:9/v1", "claude", "-p", "hi")
     assert code == 2 and out.count("\n") == 1
-    assert "serves OpenAI Responses, not the CLI's Anthropic Messages: give anthropic:URL" in out
+    served = "serves OpenAI Responses and Gemini generateContent"  # the one a Responses upstream
+    assert f"{served}, not the CLI's Anthropic Messages: give anthropic:URL, gemini:URL" in out
     code, out = _wrap("--store", str(claude_on_path / "no" / "s.db"), "claude", "-p", "hi")
     assert code == 2 and "directory" in out and out.count("\n") == 1
     code, out = _wrap("--url", "http://127.0.0.1:9", "claude", "-p", "hi")

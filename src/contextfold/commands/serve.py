@@ -30,10 +30,12 @@ def serve(
         str,
         typer.Option(
             help="Where views go: a Chat Completions base URL (http://host:8000/v1: serves "
-            "Chat Completions, Anthropic Messages and OpenAI Responses, translated), "
+            "Chat Completions, Anthropic Messages, OpenAI Responses and Gemini, translated), "
             "anthropic:URL (serves Messages, e.g. anthropic:https://api.anthropic.com), "
-            "responses:URL (serves Responses, e.g. responses:https://api.openai.com/v1), or "
-            "local (the embedded model; serves all three)."
+            "responses:URL (serves Responses, e.g. responses:https://api.openai.com/v1), "
+            "gemini:URL (serves every API, e.g. "
+            "gemini:https://generativelanguage.googleapis.com), or local (the embedded "
+            "model; serves every API). Anthropic and Responses upstreams serve Gemini too."
         ),
     ],
     strategy: Annotated[str, typer.Option("--strategy", "-s", help="Strategy spec.")] = "refold",

@@ -61,7 +61,8 @@ def create_app(proxy: Proxy) -> Starlette:
 
 
 def _models(proxy: Proxy, apis: list[str]) -> list[Endpoint]:
-    """``GET /v1/models``: the upstream's list, with the APIs this proxy serves."""
+    """``GET /v1/models``: the upstream's list (and what a served API's clients read there:
+    :attr:`~contextfold.serve.apis.spec.ApiSpec.listed`), with the APIs this proxy serves."""
     upstream, family = proxy.upstream.wire.api, proxy.upstream.wire.family
 
     async def models(request: Request) -> Response:  # a provider's list: with its headers
@@ -69,6 +70,8 @@ def _models(proxy: Proxy, apis: list[str]) -> list[Endpoint]:
         listing = await proxy.upstream.models(headers)
         titles = [APIS[a].title for a in apis]
         served = {"apis": titles, "upstream_api": APIS[upstream].title}
+        for more in (APIS[a].listed for a in apis):  # its clients' own fields beside
+            listing = listing if more is None else {**more(listing), **listing}
         return JSONResponse({**listing, "contextfold": served})
 
     return [Endpoint("GET", path, models) for path in ("/v1/models", "/models")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -80,14 +81,16 @@ is translated to) or ``API:URL`` for each API in :data:`~contextfold.serve.apis.
 def upstream_spec(spec: str) -> tuple[str, str]:
     """The API and base URL an ``--upstream`` names (``anthropic:URL``, ``responses:URL``,
     ``chat:URL`` or a bare URL: Chat Completions); a ValueError saying what is accepted.
-    A URL without its API's :attr:`~contextfold.serve.apis.spec.ApiSpec.base_path` gets it
-    (Anthropic's ``/v1``: the SDK's base URLs have none)."""
+    A URL that names no version (its last segment ``v1``, ``v1beta``) gets its API's
+    :attr:`~contextfold.serve.apis.spec.ApiSpec.base_path` (Anthropic's ``/v1``, Gemini's
+    ``/v1beta``: the SDKs' base URLs have none)."""
     api, _, rest = spec.partition(":")
     api, url = (api, rest) if api in APIS else ("chat", spec)
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"{UPSTREAM_HELP}; got {redact_url(spec)!r}")
     url, base = url.rstrip("/"), APIS[api].base_path
-    return api, url if url.endswith(base) else url + base
+    versioned = re.fullmatch(r"v\d+[a-z0-9]*", url.rpartition("/")[2]) is not None
+    return api, url if versioned or url.endswith(base) else url + base
 
 
 def make_upstream(config: ServeConfig) -> Upstream:

@@ -29,8 +29,8 @@ DEFAULT_IDLE_END = 300.0
 @dataclass(frozen=True, slots=True)
 class ServeConfig:
     """The proxy's settings. ``upstream`` is a Chat Completions base URL (``.../v1``),
-    ``anthropic:URL`` (Anthropic Messages), ``responses:URL`` (OpenAI Responses) or ``local``
-    (the embedded model, served in-process)."""
+    ``anthropic:URL`` (Anthropic Messages), ``responses:URL`` (OpenAI Responses),
+    ``gemini:URL`` (Gemini) or ``local`` (the embedded model, served in-process)."""
 
     upstream: str
     strategy: str = "refold"

@@ -160,9 +160,9 @@ class Wire(Protocol):
         """The upstream's API (its name in :data:`~contextfold.serve.apis.APIS`)."""
         ...
 
-    @property
-    def path(self) -> str:
-        """Where calls go, after the upstream's base URL (``/chat/completions``)."""
+    def path(self, call: Call) -> str:
+        """Where ``call`` goes, after the upstream's base URL (``/chat/completions``; an API
+        may name the call's model or whether it streams there)."""
         ...
 
     @property

@@ -117,7 +117,8 @@ class SessionIndex:
 
     def served_heads(self, conv: Conversation, start: int) -> dict[int, Message]:
         """The steps of ``conv`` from ``start`` on whose reply is one the proxy served, with
-        the marker lines the client was not shown put back, by index.
+        the marker lines the client was not shown put back (and the parts of another API it
+        could not send back: a Gemini upstream's thought signatures), by index.
 
         A reply served is kept in the store of the session it answered, by the number of
         steps it answered (:meth:`~contextfold.core.protocols.Store.record_reply`); the client
@@ -127,8 +128,6 @@ class SessionIndex:
         restarted proxy, or another replica on the same store, finds the same. On the session
         thread (it reads the store)."""
         out: dict[int, Message] = {}
-        if self.markers.split_text is None:
-            return out
         for i in range(start, len(conv.steps)):
             head = conv.steps[i][0]
             if isinstance(head, AssistantMessage):
@@ -142,8 +141,10 @@ class SessionIndex:
         for sid, _ in self._index.get(answered, ()):
             for reply in self.store.load_replies(sid, step=step):
                 cut = self.markers.cut(reply)
-                if cut.lines and reply_key(cut.message) == key:
-                    return replace(head, content=(head.content or "") + cut.lines)
+                lost = reply.parts if not head.parts else ()
+                if (cut.lines or lost) and reply_key(cut.message) == key:
+                    content = (head.content or "") + cut.lines
+                    return replace(head, content=content, parts=head.parts or lost)
         return None
 
     def in_flight(self) -> int:

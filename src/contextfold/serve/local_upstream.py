@@ -60,7 +60,7 @@ class LocalUpstream:
         return "local"
 
     async def complete(
-        self, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
+        self, body: dict[str, Any], headers: Mapping[str, str], query: str = "", *, path: str = ""
     ) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         self._busy += 1
@@ -71,7 +71,7 @@ class LocalUpstream:
         return completion_body(completion, self._model.name if self._model else "local")
 
     async def stream(
-        self, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
+        self, body: dict[str, Any], headers: Mapping[str, str], query: str = "", *, path: str = ""
     ) -> _Chunks:
         return _Chunks(await self.complete(body, headers))
 

@@ -112,7 +112,8 @@ class Proxy:
         request, wire, where = rounds.request, self.upstream.wire, self.upstream.name
         while True:
             call = rounds.call(stream=False)
-            data = await self.upstream.complete(wire.body(call), request.headers, request.query)
+            body, path = wire.body(call), wire.path(call)
+            data = await self.upstream.complete(body, request.headers, request.query, path=path)
             reply = wire.reply(data, call, where)
             await self._after_call(turn, rounds, reply.usage)
             if not await self._answer_own(turn, rounds, reply.message):
@@ -120,7 +121,7 @@ class Proxy:
         final = rounds.final(reply.message)
         stop = rounds.finish_reason(final.message, reply.stop)
         answer = writer.respond(final.message, stop, rounds.usage, reply)
-        await self.deliver(turn, final)
+        await self.deliver(turn, final, request.api)
         return answer
 
     async def open_stream(self, rounds: Rounds) -> Primed:
@@ -128,7 +129,8 @@ class Proxy:
         before the client gets a status)."""
         request, wire = rounds.request, self.upstream.wire
         call = rounds.call(stream=True)
-        stream = await self.upstream.stream(wire.body(call), request.headers, request.query)
+        body, path = wire.body(call), wire.path(call)
+        stream = await self.upstream.stream(body, request.headers, request.query, path=path)
         return await Primed.open(stream, wire.reader(call, self.upstream.name), self.upstream.name)
 
     async def stream(
@@ -163,7 +165,7 @@ class Proxy:
             final = rounds.final(reply.message)
             stop = rounds.finish_reason(final.message, reply.stop)
             events = shown.end(final.message, reply.message.tool_calls, stop, rounds.usage)
-            committed = await self.deliver(turn, final)
+            committed = await self.deliver(turn, final, rounds.request.api)
             for event in events:
                 yield event
         except ApiError as exc:
@@ -180,14 +182,17 @@ class Proxy:
 
     # -- the turn's ends
 
-    async def deliver(self, turn: Turn, final: Cut) -> bool:
+    async def deliver(self, turn: Turn, final: Cut, client: str) -> bool:
         """The reply is whole and the client still there: commit the turn, with the reply as
-        the history will hold it (its marker lines) when the client sends it back. The one
+        the history will hold it (its marker lines, and the parts of the upstream's API a
+        ``client`` of another API cannot send back: a Gemini upstream's thought signatures)
+        when the client sends it back. The one
         place a turn is committed, just before the client gets the reply's last bytes: a
         client that hung up first has nothing of its turn stored (the checkpoint lets its
         cancellation in), and a commit once begun is finished (shielded). True once done."""
         await anyio.lowlevel.checkpoint()
-        turn.reply = final.kept if final.lines else None
+        lost = any(p.api != client for p in final.message.parts)
+        turn.reply = final.kept if final.lines or lost else None
         with anyio.CancelScope(shield=True):
             await self.dispatch.commit(turn)
         return True

@@ -144,7 +144,7 @@ def upstream_headers(
     if client.name != upstream.name:
         return {}
     out = {name: _value(headers, name, client) for name in client.passed if name in headers}
-    for name in ("authorization", "x-api-key"):
+    for name in ("authorization", "x-api-key", client.key or ""):  # "": nothing to check
         _check_header(name, headers.get(name, ""))
     for name, value in out.items():
         _check_header(name, value)

@@ -31,15 +31,16 @@ def chat_tools(request: ClientRequest) -> list[dict[str, Any]]:
 
     A tool that runs on the provider's own servers (Anthropic's or OpenAI's web search, which
     Codex always offers) cannot be given to a Chat Completions server: it is left out of the
-    upstream's tools, and the proxy logs it once per kind. A tool whose input is free text
-    (a Responses custom tool) has its calls read back as text (:func:`from_chat`).
+    upstream's tools, and the proxy logs it once per kind (its ``type``, else its one field:
+    Gemini's ``googleSearch``). A tool whose input is free text (a Responses custom tool) has
+    its calls read back as text (:func:`from_chat`).
     """
     out = []
     for tool in request.tools:
         written = request.chat_tool(tool)
         if written is not None:
             out.append(written)
-        elif (kind := str(tool.get("type"))) not in _LOGGED:
+        elif (kind := str(tool.get("type") or next(iter(tool), ""))) not in _LOGGED:
             _LOGGED.add(kind)
             _log.warning(
                 "contextfold serve: a %r tool runs on the provider's servers; a Chat Completions "

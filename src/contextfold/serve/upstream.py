@@ -61,11 +61,14 @@ class Upstream(Protocol):
         ...
 
     async def complete(
-        self, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
-    ) -> dict[str, Any]: ...
+        self, body: dict[str, Any], headers: Mapping[str, str], query: str = "", *, path: str
+    ) -> dict[str, Any]:
+        """``path``: where the call goes after the base URL (its wire's
+        :meth:`~contextfold.serve.exchange.Wire.path`)."""
+        ...
 
     async def stream(
-        self, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
+        self, body: dict[str, Any], headers: Mapping[str, str], query: str = "", *, path: str
     ) -> ChunkStream: ...
 
     async def models(self, headers: Mapping[str, str]) -> dict[str, Any]: ...
@@ -112,15 +115,15 @@ class HttpUpstream:
         self._client = httpx.AsyncClient(base_url=self.base_url, timeout=deadlines, limits=limits)
 
     async def complete(
-        self, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
+        self, body: dict[str, Any], headers: Mapping[str, str], query: str = "", *, path: str
     ) -> dict[str, Any]:
-        response = await self._send(self._post(body, headers, query), stream=False)
+        response = await self._send(self._post(path, body, headers, query), stream=False)
         return _json_object(response, self.name)
 
     async def stream(
-        self, body: dict[str, Any], headers: Mapping[str, str], query: str = ""
+        self, body: dict[str, Any], headers: Mapping[str, str], query: str = "", *, path: str
     ) -> ChunkStream:
-        response = await self._send(self._post(body, headers, query), stream=True)
+        response = await self._send(self._post(path, body, headers, query), stream=True)
         media = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if media != "text/event-stream":
             try:
@@ -149,8 +152,10 @@ class HttpUpstream:
         request = self._client.build_request("POST", url, json=body, headers=self._headers(headers))
         return _json_object(await self._send(request, stream=False), self.name)
 
-    def _post(self, body: dict[str, Any], headers: Mapping[str, str], query: str) -> httpx.Request:
-        path = f"{self.wire.path}?{query}" if query else self.wire.path
+    def _post(
+        self, path: str, body: dict[str, Any], headers: Mapping[str, str], query: str
+    ) -> httpx.Request:
+        path = f"{path}{'&' if '?' in path else '?'}{query}" if query else path
         return self._client.build_request("POST", path, json=body, headers=self._headers(headers))
 
     def pool(self) -> Pool:

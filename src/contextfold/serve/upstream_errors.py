@@ -1,4 +1,4 @@
-"""The errors an upstream answers, read in either API's words: an error answer's status,
+"""The errors an upstream answers, read in any API's words: an error answer's status,
 message, type, code and retry headers (:func:`answered_error`), and an error sent as a
 stream event (:func:`streamed_error`), each an :class:`~.errors.UpstreamError` the client
 gets in its own API (:mod:`.routes`)."""
@@ -32,18 +32,22 @@ def answered_error(
         scrub(text),
         code=_name(error.get("code")),
         api=api,
-        error_type=_name(error.get("type")),
+        error_type=_name(error.get("type", error.get("status"))),  # Google's: its status
         headers=response.headers,
     )
 
 
 def streamed_error(chunk: dict[str, Any], where: str, api: str) -> UpstreamError:
     """An error event (Anthropic's ``{"type": "error", "error": {...}}``, OpenAI's
-    ``{"type": "error", "code": ...}`` or ``{"error": {...}}``) as the upstream's error."""
+    ``{"type": "error", "code": ...}`` or ``{"error": {...}}``, Gemini's ``{"error": {"code":
+    503, "status": ...}}``) as the upstream's error."""
     error = _error_of(chunk)
     kind, code = _name(error.get("type")), _name(error.get("code"))
     kind = None if kind == "error" else kind
     status = event_status(kind, code)
+    number = error.get("code")
+    if isinstance(number, int) and 400 <= number < 600:  # Google's: an HTTP status, named
+        kind, status = _name(error.get("status")), number
     message = f"upstream {where}: {_message(chunk)}"
     return UpstreamError(status, message, code=code, api=api, error_type=kind)
 

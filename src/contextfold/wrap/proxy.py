@@ -88,11 +88,12 @@ class OwnProxy:
 
         served = served_apis(upstream)
         if self.api not in served:
+            every = "".join(f"{a}:URL, " for a, spec in APIS.items() if spec.serves_all)
             raise WrapError(
                 f"--upstream {redact_url(self.config.upstream)} serves "
                 f"{' and '.join(APIS[a].title for a in served)}, not the CLI's "
-                f"{APIS[self.api].title}: give {self.api}:URL, a Chat Completions base URL "
-                "or local"
+                f"{APIS[self.api].title}: give {self.api}:URL, {every}a Chat Completions "
+                "base URL or local"
             )
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from contextfold.serve.routes import ErrorShape, openai_error
 
@@ -48,3 +48,12 @@ class ApiSpec:
     (Anthropic's ``/v1``: its SDK's base URLs have none)."""
     example_url: str = ""
     """An upstream base URL of this API, for messages (``https://api.anthropic.com``)."""
+    listed: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """What its clients read in ``GET /v1/models`` beside the upstream's list, made from it
+    (Gemini's ``models``: its SDK lists there); the upstream's own fields win."""
+    serves_all: bool = False
+    """Whether its wire takes a request of every API (by way of the request's
+    ``chat_options`` and ``chat_tool``), as Chat Completions' does."""
+    portable: bool = False
+    """Whether its requests hold nothing an upstream of another API cannot be given (its
+    options and tools as Chat Completions' say them), so every upstream serves it."""

@@ -15,7 +15,7 @@ from contextfold.serve.apis.anthropic._shapes import check_event, check_message
 from contextfold.serve.apis.anthropic._write import write_view
 from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.errors import ApiError, UpstreamError
-from contextfold.serve.exchange import Call, Delta, HeaderFamily, Reply
+from contextfold.serve.exchange import Call, ClientRequest, Delta, HeaderFamily, Reply
 from contextfold.serve.stops import from_anthropic
 
 __all__ = [
@@ -54,24 +54,30 @@ _USAGE = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_token
 
 
 class AnthropicWire:
-    """The Anthropic Messages API as an upstream's (for Messages requests)."""
+    """The Anthropic Messages API as an upstream's (for Messages requests, and those of an
+    API whose requests go to every upstream, translated: :func:`_translated`)."""
 
     api = "anthropic"
-    path = "/messages"
     family = ANTHROPIC_HEADERS
     done = None
 
+    def path(self, call: Call) -> str:
+        return "/messages"
+
     def body(self, call: Call) -> dict[str, Any]:
         request = call.request
-        body = {k: v for k, v in request.body.items() if k not in _OWN}
         written = write_view(call.messages)
-        if isinstance(request, AnthropicRequest):  # the only API served with this upstream
+        if isinstance(request, AnthropicRequest):
+            body = {k: v for k, v in request.body.items() if k not in _OWN}
+            given = list(request.tools)
             settled = (call.settled, call.cached_through)
             place_breakpoints(written, call.messages, call.provenance, settled, request.marks)
+        else:  # another API's request (no cache marks), by way of Chat Completions' options
+            body, given = _translated(request)
         if written.system is not None:
             body["system"] = written.system
         body["messages"] = written.messages
-        tools = [*request.tools, *(_tool(t) for t in call.own_tools)]
+        tools = [*given, *(_tool(t) for t in call.own_tools)]
         if tools:
             body["tools"] = tools
         if call.stream:
@@ -93,6 +99,31 @@ class AnthropicWire:
             out["x-api-key"] = key
         out.setdefault("anthropic-version", ANTHROPIC_VERSION)
         return out
+
+
+DEFAULT_MAX_TOKENS = 8192
+"""``max_tokens`` for a request of another API that sets no limit (Messages needs one)."""
+
+
+def _translated(request: ClientRequest) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The options and tools of another API's request as a Messages body's."""
+    from contextfold.serve.translate import chat_base, chat_tools
+
+    chat = chat_base(request)
+    body: dict[str, Any] = {"model": chat["model"]}
+    body["max_tokens"] = chat.get("max_tokens") or DEFAULT_MAX_TOKENS
+    for key in ("temperature", "top_p"):
+        if chat.get(key) is not None:
+            body[key] = chat[key]
+    stop = chat.get("stop")
+    if stop:
+        body["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    choice = chat.get("tool_choice")
+    if isinstance(choice, dict):
+        body["tool_choice"] = {"type": "tool", "name": choice["function"]["name"]}
+    elif choice is not None:
+        body["tool_choice"] = {"type": {"required": "any"}.get(choice, choice)}
+    return body, [_tool(t) for t in chat_tools(request)]
 
 
 def _tool(schema: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from contextfold.serve.apis.chat.wire import OPENAI_HEADERS
 from contextfold.serve.conversation import Shown, parse_conversation
 from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import ClientRequest
+from contextfold.serve.exchange import ClientRequest, HeaderFamily
 from contextfold.serve.request import family_of, json_object, tool_list, upstream_headers
 
 __all__ = ["ChatRequest", "parse_chat"]
@@ -36,9 +36,14 @@ _NOT_OPTIONS = ("stream_options", "messages", "tools")
 
 
 def parse_chat(
-    data: bytes, headers: Mapping[str, str], token: str | None = None, shown: Shown | None = None
+    data: bytes,
+    headers: Mapping[str, str],
+    token: str | None = None,
+    shown: Shown | None = None,
+    upstream: HeaderFamily = OPENAI_HEADERS,
 ) -> ChatRequest:
-    """Decode and check a chat request; raises a 4xx :class:`ApiError` naming the problem."""
+    """Decode and check a chat request for an upstream of the ``upstream`` family (the
+    client's headers go only to OpenAI's); raises a 4xx :class:`ApiError` naming the problem."""
     body = json_object(data)
     stream = bool(body.get("stream", False))
     if body.get("n", 1) not in (1, None):
@@ -60,7 +65,7 @@ def parse_chat(
         tools=tools,
         tool_names=frozenset(t["function"]["name"] for t in tools),
         offer_own=body.get("tool_choice") != "none",
-        headers=upstream_headers(headers, token, OPENAI_HEADERS, OPENAI_HEADERS),
+        headers=upstream_headers(headers, token, OPENAI_HEADERS, upstream),
         include_usage=include_usage,
     )
 

@@ -20,9 +20,9 @@ __all__ = ["chat_endpoints"]
 def chat_endpoints(proxy: Proxy) -> list[Endpoint]:
     async def chat(request: Request) -> Response:
         body = await read_body(request, proxy.config.max_body)
-        token, shown = proxy.config.token, proxy.markers.shown
+        token, shown, family = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.family
         parsed = await anyio.to_thread.run_sync(  # off the loop: a body may be large
-            lambda: parse_chat(body, request.headers, token, shown)
+            lambda: parse_chat(body, request.headers, token, shown, family)
         )
         return await answer(proxy, parsed, ChatWriter(parsed), request.receive)
 

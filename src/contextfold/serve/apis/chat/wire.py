@@ -32,9 +32,11 @@ class ChatWire:
     """The Chat Completions API as an upstream's."""
 
     api = "chat"
-    path = "/chat/completions"
     family = OPENAI_HEADERS
     done = "[DONE]"
+
+    def path(self, call: Call) -> str:
+        return "/chat/completions"
 
     def body(self, call: Call) -> dict[str, Any]:
         body = chat_base(call.request)

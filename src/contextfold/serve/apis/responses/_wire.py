@@ -14,7 +14,7 @@ from contextfold.serve.apis.responses._request import ResponsesRequest
 from contextfold.serve.apis.responses._shapes import check_event, check_response
 from contextfold.serve.apis.responses._write import write_input
 from contextfold.serve.errors import ApiError, UpstreamError, event_status
-from contextfold.serve.exchange import Call, Delta, Reply
+from contextfold.serve.exchange import Call, ClientRequest, Delta, Reply
 from contextfold.serve.stops import from_responses
 
 __all__ = ["ResponsesReader", "ResponsesWire", "read_response"]
@@ -24,22 +24,28 @@ _MODEL_ITEMS = ("message", "function_call", "custom_tool_call", "local_shell_cal
 
 
 class ResponsesWire:
-    """The OpenAI Responses API as an upstream's (for Responses requests)."""
+    """The OpenAI Responses API as an upstream's (for Responses requests, and those of an
+    API whose requests go to every upstream, translated: :func:`_translated`)."""
 
     api = "responses"
-    path = "/responses"
     family = OPENAI_HEADERS
     done = None
 
+    def path(self, call: Call) -> str:
+        return "/responses"
+
     def body(self, call: Call) -> dict[str, Any]:
         request = call.request
-        body = {k: v for k, v in request.body.items() if k not in _OWN}
-        kinds = request.call_kinds if isinstance(request, ResponsesRequest) else {}
+        if isinstance(request, ResponsesRequest):
+            body = {k: v for k, v in request.body.items() if k not in _OWN}
+            given, kinds = list(request.tools), request.call_kinds
+        else:  # another API's request, by way of Chat Completions' options and tools
+            (body, given), kinds = _translated(request), {}
         instructions, items = write_input(call.messages, kinds)
         if instructions is not None:
             body["instructions"] = instructions
         body["input"] = items
-        tools = [*request.tools, *(_tool(t) for t in call.own_tools)]
+        tools = [*given, *(_tool(t) for t in call.own_tools)]
         if tools:
             body["tools"] = tools
         if call.stream:
@@ -54,6 +60,28 @@ class ResponsesWire:
 
     def headers(self, given: dict[str, str], key: str | None) -> dict[str, str]:
         return bearer(given, key)
+
+
+def _translated(request: ClientRequest) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The options and tools of another API's request as a stateless Responses body's."""
+    from contextfold.serve.translate import chat_base, chat_tools
+
+    chat = chat_base(request)
+    body: dict[str, Any] = {"model": chat["model"], "store": False}
+    for key in ("temperature", "top_p"):
+        if chat.get(key) is not None:
+            body[key] = chat[key]
+    if chat.get("max_tokens") is not None:
+        body["max_output_tokens"] = chat["max_tokens"]
+    fmt = chat.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        body["text"] = {"format": {"type": "json_schema", **fmt.get("json_schema", {})}}
+    choice = chat.get("tool_choice")
+    if isinstance(choice, dict):
+        body["tool_choice"] = {"type": "function", "name": choice["function"]["name"]}
+    elif choice is not None:
+        body["tool_choice"] = choice
+    return body, [_tool(t) for t in chat_tools(request)]
 
 
 def _tool(schema: dict[str, Any]) -> dict[str, Any]:
