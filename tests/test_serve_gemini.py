@@ -420,3 +420,24 @@ def test_an_anthropic_clients_images_reach_a_gemini_upstream_inline() -> None:
     inline = {"inlineData": {"mimeType": "image/png", "data": PIXEL}}
     assert sent["contents"][0]["parts"] == [{"text": "What is this?"}, inline]
     assert "cannot be sent to a Gemini upstream" in str(refused.value)
+
+
+def test_a_gemini_clients_image_reaches_a_chat_completions_upstream_as_an_image_url() -> None:
+    with ScriptedServer() as up, proxy_for(up, "chat") as proxy:
+        client = _client(proxy)
+        image = types.Part.from_bytes(data=base64.b64decode(PIXEL), mime_type="image/png")
+        asked = types.Content(role="user", parts=[types.Part(text="What is this?"), image])
+        client.models.generate_content(model="m", contents=[asked])
+        pdf = types.Part.from_bytes(data=b"%PDF-1.4", mime_type="application/pdf")
+        with pytest.raises(errors.ClientError) as refused:
+            client.models.generate_content(model="m", contents=[asked.model_copy(update={
+                "parts": [types.Part(text="Read it."), pdf]})])  # fmt: skip
+    (question,) = [m for m in up.requests[0][1]["messages"] if m["role"] == "user"]
+    url = {"url": f"data:image/png;base64,{PIXEL}"}
+    assert question["content"] == [
+        {"type": "text", "text": "What is this?"},
+        {"type": "image_url", "image_url": url},
+    ]
+    assert refused.value.code == 400 and "cannot be sent to a Chat Completions" in str(
+        refused.value
+    )
