@@ -460,3 +460,24 @@ def test_the_proxy_token_is_needed_and_may_come_as_the_clients_key() -> None:
     assert refused.json()["error"]["status"] == "UNAUTHENTICATED"
     assert as_header.status_code == as_query.status_code == 200
     assert len(up.requests) == 2 and all(TOKEN not in str(r.headers) for r in up.requests)
+
+
+def test_a_gemini_clients_image_reaches_a_chat_completions_upstream_as_an_image_url() -> None:
+    with ScriptedServer() as up, proxy_for(up, "chat") as proxy:
+        client = _client(proxy)
+        image = types.Part.from_bytes(data=base64.b64decode(PIXEL), mime_type="image/png")
+        asked = types.Content(role="user", parts=[types.Part(text="What is this?"), image])
+        client.models.generate_content(model="m", contents=[asked])
+        pdf = types.Part.from_bytes(data=b"%PDF-1.4", mime_type="application/pdf")
+        with pytest.raises(errors.ClientError) as refused:
+            client.models.generate_content(model="m", contents=[asked.model_copy(update={
+                "parts": [types.Part(text="Read it."), pdf]})])  # fmt: skip
+    (question,) = [m for m in up.requests[0][1]["messages"] if m["role"] == "user"]
+    url = {"url": f"data:image/png;base64,{PIXEL}"}
+    assert question["content"] == [
+        {"type": "text", "text": "What is this?"},
+        {"type": "image_url", "image_url": url},
+    ]
+    assert refused.value.code == 400 and "cannot be sent to a Chat Completions" in str(
+        refused.value
+    )

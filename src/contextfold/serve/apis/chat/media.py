@@ -1,4 +1,4 @@
-"""What an Anthropic or Responses message holds beside its text, carried to a Chat
+"""What an Anthropic, Responses or Gemini message holds beside its text, carried to a Chat
 Completions upstream as far as its body can carry it (:func:`carried`): images as
 ``image_url`` parts (a tool result's in a user message after the results), ``is_error`` in
 the tool message's text; media it has no part for is a 400 naming it, never dropped.
@@ -34,6 +34,8 @@ def carried(message: Message, written: dict[str, Any], api: str) -> list[dict[st
     if layout is None or not isinstance(message, UserMessage | ToolMessage):
         return []
     filled = fill(layout, message.content, (), _no_call)
+    if api == "gemini":  # parts, not blocks: in the blocks' words
+        filled = [_gemini_block(p) for p in filled if isinstance(p, dict)]
     if isinstance(message, ToolMessage):
         if any(isinstance(b, dict) and b.get("is_error") is True for b in filled):
             written["content"] = f"[error] {written.get('content') or ''}"
@@ -43,6 +45,22 @@ def carried(message: Message, written: dict[str, Any], api: str) -> list[dict[st
         content = [_part(p) for p in parts if p.get("type") in _MEDIA or p.get("text")]
         written["content"] = content
     return []
+
+
+def _gemini_block(part: dict[str, Any]) -> dict[str, Any]:
+    """A Gemini part as a block: its text, an image, or media a Chat Completions body cannot
+    carry (a document, a file by URI); nothing for any other part."""
+    data = part.get("inlineData")
+    if isinstance(data, dict):
+        mime = str(data.get("mimeType", ""))
+        standard = str(data.get("data", "")).replace("-", "+").replace("_", "/")
+        source = {"type": "base64", "media_type": mime, "data": standard}
+        return {"type": "image" if mime.startswith("image/") else "document", "source": source}
+    if "fileData" in part:
+        return {"type": "input_file"}
+    if isinstance(part.get("text"), str) and not part.get("thought"):
+        return {"type": "text", "text": part["text"]}
+    return {"type": "other"}
 
 
 def after_results(call_ids: list[str], images: list[dict[str, Any]]) -> dict[str, Any]:
