@@ -83,8 +83,9 @@ def test_the_summary_reads_the_proxys_counters_of_this_run() -> None:
 
 
 def test_an_unknown_cli_and_serve_options_beside_url_are_refused_in_one_line() -> None:
-    code, out = _wrap("gemini")
-    assert code == 2 and out == "error: no CLI 'gemini': contextfold wrap runs claude or codex\n"
+    code, out = _wrap("aider")
+    assert code == 2
+    assert out == "error: no CLI 'aider': contextfold wrap runs claude, codex or gemini\n"
     code, out = _wrap("--url", "http://127.0.0.1:9", "-s", "window", "--budget", "9", "claude")
     assert code == 2
     assert out.strip().endswith("own options: leave out --strategy, --budget")
