@@ -15,8 +15,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from contextfold.serve.scripted_anthropic import AnthropicReply
-from contextfold.serve.scripted_responses import ResponsesReply
+from contextfold.testing.upstreams.anthropic import AnthropicReply
+from contextfold.testing.upstreams.responses import ResponsesReply
 
 __all__ = [
     "EMPTY",

@@ -9,10 +9,10 @@ The runs of both shared sets (``tau2-sierra``, ``mini-swe-agent-dev``; ``--limit
 are sent call by call: before each recorded assistant turn, the conversation so far, as the
 agent CLIs shape it (benchmarks/_wire.py: Claude Code's breakpoints on the system prompt and
 the newest block for Messages, Codex's stateless whole input for Responses). Each call is sent
-twice, to two scripted upstreams of the API (contextfold.serve.scripted_anthropic, ..._responses)
+twice, to two scripted upstreams of the API (contextfold.testing.upstreams.anthropic, ..._responses)
 that answer with the recorded turn: one direct, one through the proxy. Each upstream bills
 what it served from its own prefix cache, counting the prompt as the model reads it and the
-reply as it generates it (contextfold.serve.scripted_prompt): Anthropic's (read only up to a
+reply as it generates it (contextfold.testing.upstreams._prompt): Anthropic's (read only up to a
 breakpoint, reads 0.1x and writes 1.25x the input price: price table ``default``) and OpenAI's
 (automatic, reads 0.25x: ``openai``). The table gives each route's cost and via/direct per set
 and API.
@@ -61,8 +61,8 @@ from contextfold.core.messages import to_openai
 from contextfold.core.meter import PRICE_TABLES
 from contextfold.importers import iter_trajectories
 from contextfold.importers.base import Trajectory
-from contextfold.serve.scripted_anthropic import ScriptedAnthropic
-from contextfold.serve.scripted_responses import ScriptedResponses
+from contextfold.testing.upstreams.anthropic import ScriptedAnthropic
+from contextfold.testing.upstreams.responses import ScriptedResponses
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SETS = ("tau2-sierra", "mini-swe-agent-dev")

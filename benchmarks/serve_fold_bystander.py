@@ -32,7 +32,7 @@ import httpx
 
 from contextfold.serve import ServeConfig
 from contextfold.serve.runner import ProxyThread
-from contextfold.serve.scripted import ScriptedServer, echo_reply
+from contextfold.testing.upstreams.chat import ScriptedServer, echo_reply
 
 TOKEN = "bench"
 HEADERS = {"Authorization": f"Bearer {TOKEN}"}

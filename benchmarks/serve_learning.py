@@ -7,7 +7,7 @@ Every recorded session is played, in order, as the requests its agent sent: each
 the conversation so far, and a scripted upstream answers it with the assistant message the
 agent recorded next (tool results then come from the recording too, so no agent changes its
 course). It is played four ways, each against a fresh
-:class:`~contextfold.serve.scripted.ScriptedServer` (a vLLM-like prefix cache shared by all
+:class:`~contextfold.testing.upstreams.chat.ScriptedServer` (a vLLM-like prefix cache shared by all
 sessions, as a server's is): straight to the upstream (what full history sends), through
 ``serve -s full`` (the proxy adds nothing: the same figures, or the harness is wrong), through
 ``serve`` with refold (which offers ``restore`` at every call: its schema is in every prompt),
@@ -37,7 +37,7 @@ from contextfold.importers import iter_trajectories
 from contextfold.importers.base import Trajectory
 from contextfold.serve import ServeConfig
 from contextfold.serve.runner import ProxyThread
-from contextfold.serve.scripted import ScriptedServer
+from contextfold.testing.upstreams.chat import ScriptedServer
 
 TOKEN = "bench"
 MODES = ("direct", "serve -s full", "serve", "serve --learn")

@@ -8,7 +8,7 @@
    median and p99, non-streamed and streamed (to the last byte), side by side.
 2. **A long session.** A scripted coding agent (reads files, marks old reads ``STALE:``) runs
    ``--steps`` steps twice against fresh upstreams with a vLLM-like prefix cache
-   (:class:`~contextfold.serve.scripted.ScriptedServer`): sent direct, and through ``serve``
+   (:class:`~contextfold.testing.upstreams.chat.ScriptedServer`): sent direct, and through ``serve``
    with the default strategy (refold). Upstream prompt tokens, cached tokens and cost under
    the default price table (cache reads 0.1x, writes 1.25x) for each.
 """
@@ -28,7 +28,7 @@ import httpx
 from contextfold.core.meter import PRICE_TABLES, Meter
 from contextfold.serve import ServeConfig
 from contextfold.serve.runner import ProxyThread
-from contextfold.serve.scripted import ScriptedServer, echo_reply
+from contextfold.testing.upstreams.chat import ScriptedServer, echo_reply
 
 TOKEN = "bench"
 HEADERS = {"Authorization": f"Bearer {TOKEN}"}

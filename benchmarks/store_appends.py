@@ -9,7 +9,7 @@ committed transaction) at a time, and reports appends per second; the median of 
 runs is printed. Then ``--writers`` threads, each with its own connection and session, append
 at once (what replicas of ``serve`` do): total appends per second. PostgreSQL is the server
 at ``--url`` (a database the benchmark may write to: each run adds its own sessions) or, without
-it, a throwaway server on 127.0.0.1 (:mod:`contextfold.core.store.temp_postgres`: Debian's
+it, a throwaway server on 127.0.0.1 (:mod:`contextfold.testing.postgres`: Debian's
 binaries, fsync on, default ``synchronous_commit``), so its numbers include a loopback round trip
 per statement.
 """
@@ -32,8 +32,8 @@ from contextfold.core.history import Step, make_step
 from contextfold.core.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from contextfold.core.protocols import Store
 from contextfold.core.store import PostgresStore, SQLiteStore, is_postgres_url
-from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.core.tokens import ApproxCounter
+from contextfold.testing.postgres import TempPostgres
 
 COUNTER = ApproxCounter()
 OUTPUT = "def handler(request):\n    return respond(request, status=200)\n" * 32

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contextfold.serve.scripted_anthropic import AnthropicReply, text, tool_use
-from contextfold.serve.scripted_gemini import GeminiReply, function_call
-from contextfold.serve.scripted_responses import ResponsesReply, custom_tool_call, message
-from contextfold.serve.scripted_responses import function_call as responses_call
+from contextfold.testing.upstreams.anthropic import AnthropicReply, text, tool_use
+from contextfold.testing.upstreams.gemini import GeminiReply, function_call
+from contextfold.testing.upstreams.responses import ResponsesReply, custom_tool_call, message
+from contextfold.testing.upstreams.responses import function_call as responses_call
 
 __all__ = [
     "CODEX_MODEL",

@@ -59,7 +59,7 @@ def _browser() -> str | None:
 
 
 def _postgres() -> str | None:
-    from contextfold.core.store.temp_postgres import find_bin
+    from contextfold.testing.postgres import find_bin
 
     found = find_bin()
     if found is None or not (found / "initdb").exists():

@@ -153,9 +153,9 @@ Block = tuple[str, ...]
 def upstream(api: str, script: Any) -> Any:
     """A scripted upstream of ``api`` answering each request with ``script(body)`` (a list of
     :data:`Block`), written in that API's shape."""
-    from contextfold.serve.scripted import ScriptedServer
-    from contextfold.serve.scripted_anthropic import ScriptedAnthropic, text, tool_use
-    from contextfold.serve.scripted_responses import ScriptedResponses, function_call, message
+    from contextfold.testing.upstreams.anthropic import ScriptedAnthropic, text, tool_use
+    from contextfold.testing.upstreams.chat import ScriptedServer
+    from contextfold.testing.upstreams.responses import ScriptedResponses, function_call, message
 
     def chat(body: dict[str, Any]) -> dict[str, Any]:
         blocks = script(body)

@@ -15,7 +15,7 @@ from contextfold.core.messages import to_openai
 from contextfold.core.store import open_store
 from contextfold.serve import ServeConfig
 from contextfold.serve.runner import ProxyThread
-from contextfold.serve.scripted import ScriptedServer
+from contextfold.testing.upstreams.chat import ScriptedServer
 
 TOKEN = "test-token-123"
 

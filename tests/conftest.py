@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from contextfold.core.store.temp_postgres import TempPostgres
+from contextfold.testing.postgres import TempPostgres
 from tests._components import COMPONENTS, FIXTURES, require
 
 pytest_plugins = ["pytester"]  # test_tiers runs inner sessions
@@ -48,7 +48,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[TempPostgres]:
     """One throwaway PostgreSQL server for the whole test session
-    (:mod:`contextfold.core.store.temp_postgres`)."""
+    (:mod:`contextfold.testing.postgres`)."""
     require("postgres")
     server = TempPostgres()
     try:

@@ -23,10 +23,10 @@ from contextfold.core.messages import (
 )
 from contextfold.core.protocols import Compacting, Strategy
 from contextfold.core.view import View, render_checked
-from contextfold.serve.scripted import ScriptedServer
 from contextfold.session import Prepared, Session
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import STRATEGIES, build_strategy
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._serve import client, serving
 
 FOLDERS = FolderSource(default="scripted")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from contextfold.serve.scripted_anthropic import ScriptedAnthropic
-from contextfold.serve.scripted_gemini import ScriptedGemini
-from contextfold.serve.scripted_responses import ScriptedResponses
+from contextfold.testing.upstreams.anthropic import ScriptedAnthropic
+from contextfold.testing.upstreams.gemini import ScriptedGemini
+from contextfold.testing.upstreams.responses import ScriptedResponses
 from tests._clis import (
     DONE,
     GEMINI_MODEL,

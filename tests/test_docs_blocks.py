@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from contextfold.core.store import open_store
-from contextfold.serve.scripted import ScriptedServer
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._docs_blocks import DOCS, blocks, page_blocks, run_blocks
 from tests._protocols import TOKEN, proxy_for
 
@@ -150,6 +150,18 @@ PAGES: dict[str, Page] = {
         served="openai",
         steps=[(_CLIENT, "print(reply.choices[0].message.content)"), (_MY_TOOL, "print(output)")],
         prints=["hello", "ran ls"],
+    ),
+    "library/testing.md": Page(  # each block starts the scripted model or server it shows
+        steps=[("", "")] * 4,
+        prints=[
+            "answered [('6 * 7', '42')]",
+            "42",
+            "Done: ran pytest.",
+            "2 ['user', 'assistant', 'tool']",
+            "Two files.",
+            "400 invalid_request_error",
+            "['run-1']",
+        ],
     ),
     "strategies/custom.md": Page(
         steps=[("", ""), ("", _PASSES)],

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from benchmarks._fixtures import swe_trajectory
 from contextfold.cli import app
 from contextfold.core.meter import PRICE_TABLES, PROFILES
-from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.inspect import Setup, collect, export_site
+from contextfold.testing.postgres import TempPostgres
 from tests._inspect_data import stored_session
 
 SETUP = Setup(PRICE_TABLES["default"], PROFILES["qwen3-8b"])

@@ -17,8 +17,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from contextfold.core.errors import HistoryError
 from contextfold.core.store import MemoryStore
 from contextfold.integrations.langchain import ContextFoldMiddleware
-from contextfold.serve.scripted import ScriptedServer
 from contextfold.session import Prepared
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._frameworks import (
     BUDGET,
     SYSTEM,

@@ -19,8 +19,8 @@ from contextfold.integrations.openai_agents import (
     to_chat_messages,
     to_input_items,
 )
-from contextfold.serve.scripted import ScriptedServer
 from contextfold.session import Prepared, Session
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._frameworks import (
     BUDGET,
     SYSTEM,

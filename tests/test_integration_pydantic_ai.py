@@ -20,8 +20,8 @@ from contextfold.integrations.pydantic_ai import (
     from_chat_messages,
     to_chat_messages,
 )
-from contextfold.serve.scripted import ScriptedServer
 from contextfold.session import Prepared
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._frameworks import (
     BUDGET,
     SYSTEM,

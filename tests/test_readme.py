@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from contextfold.serve.scripted import ScriptedServer
+from contextfold.testing.upstreams.chat import ScriptedServer
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 START, END = "<!-- quickstart:start -->", "<!-- quickstart:end -->"

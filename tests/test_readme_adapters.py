@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from contextfold.serve.scripted import ScriptedServer
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._frameworks import agent_reply, final_answer
 
 ROOT = Path(__file__).resolve().parent.parent

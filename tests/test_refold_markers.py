@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from contextfold.serve.scripted import ScriptedServer
 from contextfold.strategies.refold.markers import MAX_STALE_ITEMS, parse_markers
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._serve import canonical, client, serving, stored
 
 HOSTILE = "Done.\nPROGRESS: x\nSTALE: " + ", ".join(

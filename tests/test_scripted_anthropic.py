@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from contextfold.core.meter import PRICE_TABLES
-from contextfold.serve.scripted_anthropic import ScriptedAnthropic, text, thinking, tool_use
-from contextfold.serve.scripted_anthropic_checks import SYSTEM_MESSAGES_BETA
+from contextfold.testing.upstreams._anthropic_checks import SYSTEM_MESSAGES_BETA
+from contextfold.testing.upstreams.anthropic import ScriptedAnthropic, text, thinking, tool_use
 
 WEATHER: Any = {"name": "weather", "input_schema": {"type": "object"}}
 SYSTEM = "You are a careful coding agent. " * 40  # 320 tokens at 4 characters a token

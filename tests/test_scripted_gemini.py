@@ -13,7 +13,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from contextfold.serve.scripted_gemini import ScriptedGemini, function_call, text, thought
+from contextfold.testing.upstreams.gemini import ScriptedGemini, function_call, text, thought
 
 MODEL = "gemini-3-flash-preview"
 """A Gemini 3 model: the upstream requires its function calls' thought signatures."""

@@ -11,7 +11,7 @@ import httpx
 import openai
 import pytest
 
-from contextfold.serve.scripted_responses import (
+from contextfold.testing.upstreams.responses import (
     ScriptedResponses,
     custom_tool_call,
     function_call,

@@ -16,7 +16,7 @@ import pytest
 from contextfold.core.errors import StoreError
 from contextfold.core.store import SQLiteStore
 from contextfold.serve import ServeConfig
-from contextfold.serve.scripted import ScriptedServer, echo_reply
+from contextfold.testing.upstreams.chat import ScriptedServer, echo_reply
 from tests._serve import TOKEN, canonical, client, serving, stored, tool_call
 
 SYSTEM = {"role": "system", "content": "You are terse."}

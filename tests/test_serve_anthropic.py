@@ -12,10 +12,10 @@ import anthropic
 import httpx
 import pytest
 
-from contextfold.serve.scripted import ScriptedServer
-from contextfold.serve.scripted_anthropic import ScriptedAnthropic, text, thinking, tool_use
-from contextfold.serve.scripted_cache import LOOKBACK_BLOCKS
-from contextfold.serve.scripted_prompt import anthropic_blocks
+from contextfold.testing.upstreams._cache import LOOKBACK_BLOCKS
+from contextfold.testing.upstreams._prompt import anthropic_blocks
+from contextfold.testing.upstreams.anthropic import ScriptedAnthropic, text, thinking, tool_use
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._protocols import (
     CLIENT_KEY,
     TOKEN,

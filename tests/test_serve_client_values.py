@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from contextfold.serve.scripted import ScriptedServer
-from contextfold.serve.scripted_anthropic import ScriptedAnthropic
-from contextfold.serve.scripted_responses import ScriptedResponses
+from contextfold.testing.upstreams.anthropic import ScriptedAnthropic
+from contextfold.testing.upstreams.chat import ScriptedServer
+from contextfold.testing.upstreams.responses import ScriptedResponses
 from tests._protocols import CLIENT_KEY, TOKEN, proxy_for, root, sessions
 
 ANTHROPIC_HEADERS = {"x-api-key": CLIENT_KEY, "x-contextfold-token": TOKEN}

@@ -15,8 +15,8 @@ import pytest
 from contextfold.core.store import open_store
 from contextfold.serve.apis.anthropic._write import write_view
 from contextfold.serve.apis.responses._write import write_input
-from contextfold.serve.scripted_anthropic import ScriptedAnthropic
-from contextfold.serve.scripted_responses import ScriptedResponses
+from contextfold.testing.upstreams.anthropic import ScriptedAnthropic
+from contextfold.testing.upstreams.responses import ScriptedResponses
 from tests._clis import (
     MARKS,
     SHOWN,

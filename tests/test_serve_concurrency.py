@@ -25,11 +25,11 @@ from contextfold.serve.app import create_app
 from contextfold.serve.conversation import parse_conversation
 from contextfold.serve.proxy import Proxy
 from contextfold.serve.runner import ServerThread
-from contextfold.serve.scripted import ScriptedServer, echo_reply
 from contextfold.serve.sessions import SessionManager
 from contextfold.serve.upstream import HttpUpstream
 from contextfold.strategies.full import FullStrategy
 from contextfold.strategies.registry import build_strategy
+from contextfold.testing.upstreams.chat import ScriptedServer, echo_reply
 from tests._serve import TOKEN, canonical, client, serving, stored
 
 SYSTEM = {"role": "system", "content": "You help."}

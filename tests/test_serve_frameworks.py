@@ -22,7 +22,7 @@ from langchain_openai import ChatOpenAI
 from openai import AsyncOpenAI
 
 from contextfold.core.store import open_store
-from contextfold.serve.scripted_responses import ScriptedResponses, function_call, message
+from contextfold.testing.upstreams.responses import ScriptedResponses, function_call, message
 from tests._frameworks import SYSTEM, bash_output
 from tests._protocols import CLIENT_KEY, TOKEN, proxy_for, sessions
 

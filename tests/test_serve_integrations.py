@@ -14,7 +14,7 @@ import pytest
 from contextfold.core.store import SQLiteStore
 from contextfold.serve import ServeConfig
 from contextfold.serve.runner import ProxyThread
-from contextfold.serve.scripted import ScriptedServer
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._serve import TOKEN, client, serving
 
 

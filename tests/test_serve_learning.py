@@ -20,9 +20,9 @@ from contextfold.serve.build import build_proxy, make_strategy_factory
 from contextfold.serve.config import ServeConfig
 from contextfold.serve.conversation import parse_conversation
 from contextfold.serve.learning import IdleEnds
-from contextfold.serve.scripted import ScriptedServer
 from contextfold.serve.sessions import SessionManager, Turn
 from contextfold.strategies.refold import RefoldStrategy
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._serve import client, serving
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from contextfold.core.messages import AssistantMessage
-from contextfold.serve.scripted import ScriptedServer
-from contextfold.serve.scripted_anthropic import ScriptedAnthropic
-from contextfold.serve.scripted_responses import ScriptedResponses
+from contextfold.testing.upstreams.anthropic import ScriptedAnthropic
+from contextfold.testing.upstreams.chat import ScriptedServer
+from contextfold.testing.upstreams.responses import ScriptedResponses
 from tests._protocols import anthropic_client, openai_client, proxy_for, sessions
 
 MARKERS = "\nPROGRESS: read the task\nSTALE: none"

@@ -14,7 +14,7 @@ import httpx
 from typer.testing import CliRunner
 
 from contextfold.cli import app
-from contextfold.serve.scripted import ScriptedServer, echo_reply
+from contextfold.testing.upstreams.chat import ScriptedServer, echo_reply
 from tests._serve import TOKEN, serving, stored
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

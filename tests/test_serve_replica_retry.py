@@ -12,11 +12,11 @@ from contextfold.core.counters import resolve_counter
 from contextfold.core.history import Step
 from contextfold.core.messages import to_openai
 from contextfold.core.store import PostgresStore
-from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.serve.conversation import parse_conversation
-from contextfold.serve.scripted import ScriptedServer
 from contextfold.serve.sessions import SessionManager
 from contextfold.strategies.registry import build_strategy
+from contextfold.testing.postgres import TempPostgres
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._serve import canonical, stored
 from tests.test_serve_replicas import OPENING, ask, echo_all, pg_manager, replica
 

@@ -19,11 +19,11 @@ import pytest
 
 from contextfold.core.counters import resolve_counter
 from contextfold.core.store import PostgresStore
-from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.serve.conversation import parse_conversation
-from contextfold.serve.scripted import ScriptedServer
 from contextfold.serve.sessions import SessionManager
 from contextfold.strategies.registry import build_strategy
+from contextfold.testing.postgres import TempPostgres
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._serve import TOKEN, canonical, stored
 
 OPENING = [

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from contextfold.serve.scripted import ScriptedServer
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._serve import TOKEN, canonical, serving, stored
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

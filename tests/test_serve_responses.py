@@ -13,8 +13,8 @@ import openai
 import pytest
 
 from contextfold.core.store import open_store
-from contextfold.serve.scripted import ScriptedServer
-from contextfold.serve.scripted_responses import (
+from contextfold.testing.upstreams.chat import ScriptedServer
+from contextfold.testing.upstreams.responses import (
     ScriptedResponses,
     function_call,
     message,

@@ -12,7 +12,7 @@ import pytest
 
 from contextfold.serve.apis.responses._store import ResponseStore, Stored, stored_bytes
 from contextfold.serve.errors import ApiError
-from contextfold.serve.scripted_responses import ScriptedResponses
+from contextfold.testing.upstreams.responses import ScriptedResponses
 from tests._protocols import CLIENT_KEY, TOKEN, proxy_for
 
 HEADERS = {"authorization": f"Bearer {CLIENT_KEY}", "x-contextfold-token": TOKEN}

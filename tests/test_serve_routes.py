@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from contextfold.serve.scripted import ScriptedServer
-from contextfold.serve.scripted_anthropic import ScriptedAnthropic
-from contextfold.serve.scripted_responses import ScriptedResponses
+from contextfold.testing.upstreams.anthropic import ScriptedAnthropic
+from contextfold.testing.upstreams.chat import ScriptedServer
+from contextfold.testing.upstreams.responses import ScriptedResponses
 from tests._protocols import TOKEN, openai_client, proxy_for, sessions
 
 AUTH = {"x-contextfold-token": TOKEN, "authorization": "Bearer sk-own"}

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from contextfold.cli import app
 from contextfold.serve import ServeConfig
 from contextfold.serve.runner import ProxyThread
-from contextfold.serve.scripted import ScriptedServer
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._serve import TOKEN
 
 BODY = b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}'

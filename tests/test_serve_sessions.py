@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from contextfold.core.store import SQLiteStore
-from contextfold.serve.scripted import ScriptedServer
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._serve import TOKEN, canonical, client, idle, serving, stored
 
 OPENING = [

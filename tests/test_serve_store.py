@@ -20,8 +20,8 @@ from contextfold.cli import app
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, UserMessage, to_openai
 from contextfold.core.store import SQLiteStore
-from contextfold.serve.scripted import ScriptedServer
 from contextfold.strategies.folding.cache import FoldCache
+from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._serve import TOKEN, canonical, client, serving, stored
 
 SESSIONS, STEPS = 30, 40

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from contextfold.serve.scripted import ScriptedServer, echo_reply
+from contextfold.testing.upstreams.chat import ScriptedServer, echo_reply
 from tests._hostile import HostileServer, Raw, completion, events
 from tests._serve import TOKEN, canonical, serving, stored, tool_call
 

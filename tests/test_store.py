@@ -36,9 +36,9 @@ from contextfold.core.store import (
     PostgresStore,
     SQLiteStore,
 )
-from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.core.tokens import ApproxCounter
 from contextfold.serve.buffered import BufferedStore
+from contextfold.testing.postgres import TempPostgres
 
 WRITER = Path(__file__).with_name("_store_writer.py")
 COUNTER = ApproxCounter()

@@ -11,8 +11,8 @@ from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.history import make_step
 from contextfold.core.messages import AssistantMessage, UserMessage
 from contextfold.core.store import PostgresStore, SQLiteStore, display_store, open_store
-from contextfold.core.store.temp_postgres import TempPostgres
 from contextfold.core.tokens import ApproxCounter
+from contextfold.testing.postgres import TempPostgres
 from tests.test_store import run_writer_and_kill, writer
 
 pytestmark = pytest.mark.postgres

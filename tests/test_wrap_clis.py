@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from contextfold.core.store import open_store
-from contextfold.serve.scripted_anthropic import AnthropicReply, ScriptedAnthropic
-from contextfold.serve.scripted_gemini import ScriptedGemini
-from contextfold.serve.scripted_responses import ScriptedResponses
+from contextfold.testing.upstreams.anthropic import AnthropicReply, ScriptedAnthropic
+from contextfold.testing.upstreams.gemini import ScriptedGemini
+from contextfold.testing.upstreams.responses import ScriptedResponses
 from tests._clis import (
     DONE,
     GEMINI_MODEL,

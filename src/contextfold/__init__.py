@@ -129,7 +129,7 @@ def __getattr__(name: str) -> _Any:
     if module is None:
         raise AttributeError(
             f"module 'contextfold' has no attribute {name!r}; beyond its __all__, the API is "
-            "imported from its module (contextfold.agent, contextfold.models, "
+            "imported from its module (contextfold.agent, contextfold.models, contextfold.testing, "
             "contextfold.bench.replay, contextfold.core.meter, ...)"
         )
     value = getattr(_importlib.import_module(module), name)

@@ -1,4 +1,4 @@
-"""A scripted Anthropic Messages server with Anthropic's prompt caching, for tests and benchmarks.
+"""A scripted Anthropic Messages server with Anthropic's prompt caching, for offline tests.
 
 A real HTTP server the anthropic SDK and Claude Code talk to (:class:`ScriptedAnthropic`): it
 refuses what the real API refuses and reports cache reads and writes as it does, so a proxy
@@ -12,9 +12,9 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from contextfold.serve.scripted_anthropic_checks import check_body, sign
-from contextfold.serve.scripted_cache import Bill, BreakpointCache, CacheUsage
-from contextfold.serve.scripted_http import (
+from contextfold.testing.upstreams._anthropic_checks import check_body, sign
+from contextfold.testing.upstreams._cache import Bill, BreakpointCache, CacheUsage
+from contextfold.testing.upstreams._http import (
     Answer,
     Received,
     Script,
@@ -22,7 +22,7 @@ from contextfold.serve.scripted_http import (
     ScriptEnded,
     tokens,
 )
-from contextfold.serve.scripted_prompt import (
+from contextfold.testing.upstreams._prompt import (
     anthropic_block_text,
     anthropic_blocks,
     generated_tokens,
@@ -77,10 +77,10 @@ class ScriptedAnthropic(ScriptedHTTP):
     replies scripted like :class:`~contextfold.models.ScriptedModel`'s (a list used in order, or
     a function of the request body). It checks what the real API checks before it answers
     (``x-api-key`` or a bearer token, ``anthropic-version``, the body:
-    :mod:`contextfold.serve.scripted_anthropic_checks`) and answers errors in Anthropic's shape
+    :mod:`contextfold.testing.upstreams._anthropic_checks`) and answers errors in Anthropic's shape
     (``{"type": "error", "error": {"type", "message"}, "request_id"}``). Usage reports
     ``input_tokens``, ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` from a
-    :class:`~contextfold.serve.scripted_cache.BreakpointCache`. Thinking blocks it sends are
+    :class:`~contextfold.testing.upstreams._cache.BreakpointCache`. Thinking blocks it sends are
     signed, and a thinking block sent back with another signature is refused, as the real API
     does.
     """

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from contextfold.serve.scripted_gemini_parts import DATA_FIELDS, decode_signature, verify
+from contextfold.testing.upstreams._gemini_parts import DATA_FIELDS, decode_signature, verify
 
 __all__ = ["camel", "check_body", "enforces_signatures", "normalize"]
 

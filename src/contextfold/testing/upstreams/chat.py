@@ -1,4 +1,4 @@
-"""A scripted OpenAI-compatible server with a prefix cache, for tests and benchmarks.
+"""A scripted OpenAI-compatible server with a prefix cache, for offline tests.
 
 Never a mock: :class:`ScriptedServer` is a real HTTP server a real client talks to, with
 replies from a function of the request and cached tokens reported as vLLM reports them, so the

@@ -1,4 +1,4 @@
-"""A scripted Gemini API server with Gemini's implicit prefix caching, for tests and benchmarks.
+"""A scripted Gemini API server with Gemini's implicit prefix caching, for offline tests.
 
 A real HTTP server the google-genai SDK and Gemini CLI talk to (:class:`ScriptedGemini`): it
 refuses what the real API refuses, in its error shape, signs what its model writes as Gemini 3
@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qs
 
-from contextfold.serve.scripted_cache import AutomaticCache, Bill
-from contextfold.serve.scripted_gemini_checks import check_body, normalize
-from contextfold.serve.scripted_gemini_parts import (
+from contextfold.testing.upstreams._cache import AutomaticCache, Bill
+from contextfold.testing.upstreams._gemini_checks import check_body, normalize
+from contextfold.testing.upstreams._gemini_parts import (
     function_call,
     gemini_prompt,
     part_text,
@@ -24,8 +24,8 @@ from contextfold.serve.scripted_gemini_parts import (
     text,
     thought,
 )
-from contextfold.serve.scripted_gemini_stream import json_array, sse, stream_chunks
-from contextfold.serve.scripted_http import (
+from contextfold.testing.upstreams._gemini_stream import json_array, sse, stream_chunks
+from contextfold.testing.upstreams._http import (
     CHARS_PER_TOKEN,
     Answer,
     Received,
@@ -81,11 +81,12 @@ class ScriptedGemini(ScriptedHTTP):
     loopback address, with replies scripted like :class:`~contextfold.models.ScriptedModel`'s
     (a list used in order, or a function of the request body, its field names in camelCase).
     The key comes in ``x-goog-api-key`` or ``?key=``; the body is checked as the real API
-    checks it (:mod:`contextfold.serve.scripted_gemini_checks`); errors are Google's shape
+    checks it (:mod:`contextfold.testing.upstreams._gemini_checks`); errors are Google's shape
     (``{"error": {"code", "message", "status"}}``). Thoughts are returned only under
     ``thinkingConfig.includeThoughts`` and counted in ``thoughtsTokenCount`` either way;
     ``maxOutputTokens`` cuts the reply (``finishReason: MAX_TOKENS``). Usage reports
-    ``cachedContentTokenCount`` from an :class:`~contextfold.serve.scripted_cache.AutomaticCache`
+    ``cachedContentTokenCount`` from an
+    :class:`~contextfold.testing.upstreams._cache.AutomaticCache`
     (Gemini's implicit caching: a prompt's longest prefix seen before, from ``min_cache_tokens``
     on in steps of ``cache_step_tokens``; Google publishes the minimum, not the step).
     Function calls carry no ``id`` unless ``call_ids`` (the Gemini API leaves it out).

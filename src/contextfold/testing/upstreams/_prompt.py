@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from contextfold.serve.scripted_http import tokens
+from contextfold.testing.upstreams._http import tokens
 
 __all__ = [
     "anthropic_block_text",

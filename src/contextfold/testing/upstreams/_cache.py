@@ -3,7 +3,7 @@
 :class:`BreakpointCache` works like Anthropic's prompt caching, :class:`AutomaticCache` like
 OpenAI's, so what the proxy's views cost under each provider's rules is measured, not guessed.
 Both count 4 characters a token of the prompt as the model reads it
-(:mod:`~contextfold.serve.scripted_prompt`). Entries never expire (the providers keep them for
+(:mod:`~contextfold.testing.upstreams._prompt`). Entries never expire (the providers keep them for
 minutes).
 """
 
@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 
 from contextfold.core.meter import PriceTable
-from contextfold.serve.scripted_http import CHARS_PER_TOKEN, tokens
+from contextfold.testing.upstreams._http import CHARS_PER_TOKEN, tokens
 
 __all__ = ["AutomaticCache", "Bill", "BreakpointCache", "CacheUsage"]
 
@@ -53,7 +53,7 @@ class BreakpointCache:
     """Anthropic-style prompt caching: written and read only at ``cache_control`` breakpoints.
 
     The prompt is a list of blocks (tools, then system blocks, then each message's content
-    blocks: :func:`~contextfold.serve.scripted_prompt.anthropic_blocks`); a prefix is written
+    blocks: :func:`~contextfold.testing.upstreams._prompt.anthropic_blocks`); a prefix is written
     to the cache only at a block carrying
     ``cache_control`` (a breakpoint), and read only through one: for each breakpoint the longest
     cached prefix ending at it or at one of the 20 blocks before it is read. Tokens up to the

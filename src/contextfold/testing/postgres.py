@@ -1,8 +1,9 @@
-"""A throwaway PostgreSQL server for the tests and ``benchmarks/store_appends.py``.
+"""A throwaway PostgreSQL server for tests of a PostgreSQL store (ours, and yours).
 
 initdb into a temporary folder, a free loopback port, trust auth, everything deleted at
-:meth:`TempPostgres.stop`: the PostgreSQL store's tests run anywhere Debian's ``postgresql``
-package is installed, with no server to set up.
+:meth:`TempPostgres.stop` (or the end of ``with TempPostgres() as pg:``): the PostgreSQL store's
+tests, and ``benchmarks/store_appends.py``, run anywhere Debian's ``postgresql`` package is
+installed, with no server to set up.
 """
 
 from __future__ import annotations
@@ -83,6 +84,12 @@ class TempPostgres:
         self._run("pg_ctl", "-D", str(self.data), "-l", str(log), "-o", options, "-w", "start")
         self._wait_ready()
         return self
+
+    def __enter__(self) -> TempPostgres:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"

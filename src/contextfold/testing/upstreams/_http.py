@@ -1,4 +1,4 @@
-"""The HTTP server under the scripted Anthropic and Responses upstreams.
+"""The HTTP server under the scripted Anthropic, Responses and Gemini upstreams.
 
 :class:`ScriptedHTTP` is a threaded server on the loopback address that records every request
 (:class:`Received`) and answers each with what its subclass's :meth:`ScriptedHTTP.answer`

@@ -1,4 +1,4 @@
-"""A scripted OpenAI Responses server with automatic prefix caching, for tests and benchmarks.
+"""A scripted OpenAI Responses server with automatic prefix caching, for offline tests.
 
 A real HTTP server the openai SDK and Codex CLI talk to (:class:`ScriptedResponses`), stateful
 as OpenAI is: it refuses what the real API refuses and reports cached tokens as it does, so a
@@ -13,22 +13,26 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from contextfold.serve.scripted_cache import AutomaticCache, Bill
-from contextfold.serve.scripted_http import (
+from contextfold.testing.upstreams._cache import AutomaticCache, Bill
+from contextfold.testing.upstreams._http import (
     Answer,
     Received,
     Script,
     ScriptedHTTP,
     ScriptEnded,
 )
-from contextfold.serve.scripted_prompt import generated_tokens, response_item_text, responses_prompt
-from contextfold.serve.scripted_responses_checks import (
+from contextfold.testing.upstreams._prompt import (
+    generated_tokens,
+    response_item_text,
+    responses_prompt,
+)
+from contextfold.testing.upstreams._responses_checks import (
     Problem,
     check_body,
     check_input,
     seal,
 )
-from contextfold.serve.scripted_responses_events import stream_events
+from contextfold.testing.upstreams._responses_events import stream_events
 
 __all__ = [
     "ResponsesReply",
@@ -83,10 +87,10 @@ class ScriptedResponses(ScriptedHTTP):
     is kept unless ``store`` is false, and ``previous_response_id`` continues from it (its input
     and output come before the new input; its instructions do not carry over; an unknown id is a
     404). It checks the bearer token and the body
-    (:mod:`contextfold.serve.scripted_responses_checks`) and answers errors in OpenAI's shape
+    (:mod:`contextfold.testing.upstreams._responses_checks`) and answers errors in OpenAI's shape
     (``{"error": {"message", "type", "param", "code"}}``). Usage reports
     ``input_tokens_details.cached_tokens`` from an
-    :class:`~contextfold.serve.scripted_cache.AutomaticCache`.
+    :class:`~contextfold.testing.upstreams._cache.AutomaticCache`.
     """
 
     def __init__(
