@@ -83,8 +83,9 @@ def test_the_summary_reads_the_proxys_counters_of_this_run() -> None:
 
 
 def test_an_unknown_cli_and_serve_options_beside_url_are_refused_in_one_line() -> None:
-    code, out = _wrap("gemini")
-    assert code == 2 and out == "error: no CLI 'gemini': contextfold wrap runs claude or codex\n"
+    code, out = _wrap("aider")
+    assert code == 2
+    assert out == "error: no CLI 'aider': contextfold wrap runs claude, codex or gemini\n"
     code, out = _wrap("--url", "http://127.0.0.1:9", "-s", "window", "--budget", "9", "claude")
     assert code == 2
     assert out.strip().endswith("own options: leave out --strategy, --budget")
@@ -122,3 +123,14 @@ def test_nothing_starts_when_the_proxy_cannot_serve_the_cli(claude_on_path: Path
 def test_the_exit_status_is_a_shells() -> None:
     assert exit_status(3) == 3 and exit_status(0) == 0
     assert exit_status(-signal.SIGTERM) == 143 and exit_status(-signal.SIGINT) == 130
+
+
+def test_gemini_cli_is_pointed_by_its_variables_keeping_the_users_headers() -> None:
+    launch = CLIS["gemini"].point(TO, {"GEMINI_CLI_CUSTOM_HEADERS": "X-Team: a,"})
+    assert launch.options == []
+    assert launch.env == {
+        "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:4321",
+        "GEMINI_CLI_CUSTOM_HEADERS": "X-Team: a, X-Contextfold-Token: tok",
+    }
+    bare = CLIS["gemini"].point(Pointing("http://h:1", None), {})
+    assert bare.env == {"GOOGLE_GEMINI_BASE_URL": "http://h:1"}

@@ -1,4 +1,4 @@
-"""``contextfold wrap claude|codex`` with the pinned CLIs (``make npm``), sealed off and
+"""``contextfold wrap claude|codex|gemini`` with the pinned CLIs (``make npm``), sealed off and
 offline: wrap starts the proxy in front of a scripted upstream of the CLI's API, the CLI does
 its small coding task through it, and when it ends the proxy is gone (its port closed, nothing
 left running in the work folder), the CLI's answer and exit status are the run's, and the
@@ -23,15 +23,20 @@ import pytest
 
 from contextfold.core.store import open_store
 from contextfold.testing.upstreams.anthropic import AnthropicReply, ScriptedAnthropic
+from contextfold.testing.upstreams.gemini import ScriptedGemini
 from contextfold.testing.upstreams.responses import ScriptedResponses
 from tests._clis import (
     DONE,
+    GEMINI_MODEL,
     Tripwire,
     claude_env,
     claude_writes_file,
     cli,
     codex_env,
     codex_writes_file,
+    gemini_env,
+    gemini_result,
+    gemini_writes_file,
 )
 from tests._protocols import TOKEN, proxy_for
 from tests._wrap import port_closed, processes_in, proxy_port, wrap_argv, wrap_env
@@ -108,6 +113,32 @@ def test_wrap_runs_codex_with_a_provider_given_on_its_command_line(tmp_path: Pat
     assert all("restore" in {t.get("name") for t in body["tools"]} for body in up.calls)
     summary = re.search(SUMMARY, run.stderr)
     assert summary and summary["store"] == str(tmp_path / "s.db") and summary["n"] == "2"
+    _left_nothing(run, work)
+
+
+@pytest.mark.npm("gemini")
+def test_wrap_runs_gemini_cli_through_a_proxy_it_stops(tmp_path: Path) -> None:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    script = gemini_writes_file(work / "greet.py", SOURCE)
+    with ScriptedGemini(script, api_key="gm-test") as up, Tripwire() as wire:
+        env = gemini_env(home, wire, "http://127.0.0.1:9", "gm-test")  # the user's own setup
+        env = wrap_env({k: v for k, v in env.items() if k != "GOOGLE_GEMINI_BASE_URL"}, "gemini")
+        argv = wrap_argv("--upstream", f"gemini:{up.url}", "--store", str(tmp_path / "s.db"))
+        gemini = ["gemini", "-p", "Create greet.py.", "--yolo", "--output-format", "json"]
+        run = _run([*argv, *gemini, "-m", GEMINI_MODEL], env, work)
+    assert run.returncode == 0, run.stderr
+    assert gemini_result(run)["response"] == DONE  # the CLI's own output, untouched
+    assert (work / "greet.py").read_text() == SOURCE and wire.seen == []
+    headers = up.requests[0].headers
+    assert headers["x-goog-api-key"] == "gm-test" and "x-contextfold-token" not in headers
+    declared = [
+        {d["name"] for t in body["tools"] for d in t["functionDeclarations"]} for body in up.calls
+    ]
+    assert all("write_file" in names and "restore" in names for names in declared)
+    summary = re.search(SUMMARY, run.stderr)
+    assert summary and summary["store"] == str(tmp_path / "s.db")
+    assert int(summary["n"]) == len(up.calls) >= 2
     _left_nothing(run, work)
 
 

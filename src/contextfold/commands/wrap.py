@@ -43,7 +43,7 @@ def default_home() -> Path:
 
 
 def wrap(
-    cli: Annotated[str, typer.Argument(help="claude or codex.", show_default=False)],
+    cli: Annotated[str, typer.Argument(help="claude, codex or gemini.", show_default=False)],
     args: Annotated[
         list[str] | None,
         typer.Argument(metavar="ARGS", help="The CLI's own arguments, passed as given."),
@@ -53,7 +53,8 @@ def wrap(
         typer.Option(
             help="Where views go, as serve's --upstream (default: the provider the CLI calls "
             "itself: anthropic:https://api.anthropic.com for claude, "
-            "responses:https://api.openai.com/v1 for codex)."
+            "responses:https://api.openai.com/v1 for codex, "
+            "gemini:https://generativelanguage.googleapis.com for gemini)."
         ),
     ] = None,
     strategy: Annotated[
@@ -89,7 +90,7 @@ def wrap(
 
     agent = CLIS.get(cli)
     if agent is None:
-        fail(f"no CLI {cli!r}: contextfold wrap runs {' or '.join(CLIS)}")
+        fail(f"no CLI {cli!r}: contextfold wrap runs {_names(list(CLIS))}")
     served = {"--upstream": upstream, "--strategy": strategy, "--store": store, "--budget": budget}
     given = [name for name, value in served.items() if value is not None]
     if url is not None and given:
@@ -150,3 +151,8 @@ def _not_installed(name: str, title: str, install: str) -> NoReturn:
         highlight=False,
     )
     raise typer.Exit(NOT_FOUND)
+
+
+def _names(names: list[str]) -> str:
+    """Names as a sentence says them (``a, b or c``)."""
+    return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)

@@ -87,6 +87,19 @@ def _codex(to: Pointing, env: Mapping[str, str]) -> Launch:
     return Launch(options=["-c", 'model_provider="contextfold"', "-c", table], env=added)
 
 
+def _gemini(to: Pointing, env: Mapping[str, str]) -> Launch:
+    """Gemini CLI reads its base URL and extra headers from the environment; with a base URL
+    set it calls it with ``GEMINI_API_KEY`` (its gateway auth). The headers the user already
+    sends (``GEMINI_CLI_CUSTOM_HEADERS``, ``Name: value`` pairs split by commas) are kept."""
+    added = {"GOOGLE_GEMINI_BASE_URL": to.root}
+    if to.token is not None:
+        mine = env.get("GEMINI_CLI_CUSTOM_HEADERS", "").strip().rstrip(",")
+        added["GEMINI_CLI_CUSTOM_HEADERS"] = ", ".join(
+            h for h in (mine, f"{TOKEN_HEADER}: {to.token}") if h
+        )
+    return Launch(env=added)
+
+
 def _toml(value: object) -> str:
     """An inline TOML value (strings, booleans and tables of them)."""
     if isinstance(value, bool):
@@ -116,6 +129,14 @@ CLIS: dict[str, AgentCli] = {
             api="responses",
             default_upstream="responses:https://api.openai.com/v1",
             point=_codex,
+        ),
+        AgentCli(
+            name="gemini",
+            title="Gemini CLI",
+            install="npm install -g @google/gemini-cli",
+            api="gemini",
+            default_upstream="gemini:https://generativelanguage.googleapis.com",
+            point=_gemini,
         ),
     )
 }
