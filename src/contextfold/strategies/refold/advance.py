@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from contextfold.core.view import Elision
-from contextfold.strategies.refold.cost import CostRule
+from contextfold.strategies.refold.cost import NEVER, CostRule
 from contextfold.strategies.refold.policy import NOTE
 from contextfold.strategies.refold.reach import Reach
 from contextfold.strategies.refold.settled import Settled
@@ -75,9 +75,16 @@ class Rent:
     rule: CostRule
     reach: Reach
 
-    def smallest_masked(self, prompt: int, maskable: int) -> int:
+    def smallest_masked(self, prompt: int, maskable: int, *, system: int = 0) -> int:
         """The fewest tokens an output must have for masking it to pay for its own restore
-        risk (:meth:`~.cost.CostRule.smallest_masked`)."""
+        risk (:meth:`~.cost.CostRule.smallest_masked`); :data:`~.cost.NEVER` while the
+        figures that risk is weighed with do not hold: a user is in the loop
+        (:attr:`~.reach.Reach.serves_user`), or the ``system`` prompt's tokens still outweigh
+        the rest of the ``prompt`` (the session has shown too little of itself to say how
+        long it runs, and what masking can save is a small share of a prompt each restore
+        reads whole)."""
+        if self.reach.serves_user or system > prompt - system:
+            return NEVER
         return self.rule.smallest_masked(prompt, self.reach.hazard(maskable))
 
     def pays(self, change: Change, *, calls: int, maskable: int) -> bool:

@@ -263,7 +263,9 @@ class RefoldStrategy:
         stay = self._tail_tokens(boundary, entries, self._folding)  # shown after it now
         maskable = self._reach.maskable(self._repeats.kept)
         if not fixed:  # mask only what pays for its own restore risk
-            smallest = self._rent.smallest_masked(self._prefix.total + stay, maskable)
+            system = sum(e[1] for e in self._prefix.head)
+            prompt = self._prefix.total + stay
+            smallest = self._rent.smallest_masked(prompt, maskable, system=system)
             self._settled.threshold(smallest, boundary)
         self._settled.update(target, entries, unlabel=not self._folding)
         cheap = self._extend(target, boundary)
