@@ -1,5 +1,5 @@
-"""When refold bets on stubs at all: not with a user in the loop, nor while the system prompt
-outweighs the rest of the prompt (docs/strategies/refold.md, "When stubs wait")."""
+"""When refold bets on stubs at all: not with a user in the loop, nor in a session its system
+prompt leads (docs/strategies/refold.md, "When stubs wait")."""
 
 from __future__ import annotations
 
@@ -55,14 +55,20 @@ def test_with_a_user_in_the_loop_settled_outputs_stay_in_full() -> None:
     assert masked(shown) == 0  # no output is stubbed (what is not a bet still is: notes, dedup)
 
 
-def test_stubs_wait_while_the_system_prompt_outweighs_the_rest_of_the_prompt() -> None:
+def test_stubs_wait_in_a_session_its_system_prompt_leads() -> None:
+    """Decided when the first output leaves the window, once: a bet put off until the
+    outputs outweigh the system prompt would be made late, when the session may be ending."""
     session = lookups(reach_back=False)
-    policy = "Follow the audit policy: check every row, report every gap. " * 1200
+    policy = "Follow the audit policy: check every row, report every gap. " * 150
     steps = [s.messages for s in session]
     refold, shown = views(build(steps, system=policy))
-    assert session.system_tokens < 100 < refold._history.system_tokens  # type: ignore[union-attr]
-    assert masked(shown) == 0
+    assert session.system_tokens < 100 and refold._system_led
+    outputs = sum(sum(s.tokens) for s in session)
+    assert outputs > 2 * refold._history.system_tokens  # type: ignore[union-attr]
+    assert masked(shown) == 0  # though the outputs came to outweigh the policy
+    alone, _ = views(session)
+    assert alone._system_led is False
     rule = CostRule(PRICE_TABLES["default"])
     rent = Rent(rule, Reach("", window=1, prior=(0.1, 10.0)))  # a rate of 0.01
-    assert rent.smallest_masked(5000, 5, system=2501) == NEVER
-    assert rent.smallest_masked(5000, 5, system=2500) == rule.smallest_masked(5000, 0.002) < 300
+    assert rent.smallest_masked(5000, 5, system_led=True) == NEVER
+    assert rent.smallest_masked(5000, 5) == rule.smallest_masked(5000, 0.002) < 300

@@ -75,15 +75,16 @@ class Rent:
     rule: CostRule
     reach: Reach
 
-    def smallest_masked(self, prompt: int, maskable: int, *, system: int = 0) -> int:
+    def smallest_masked(self, prompt: int, maskable: int, *, system_led: bool = False) -> int:
         """The fewest tokens an output must have for masking it to pay for its own restore
-        risk (:meth:`~.cost.CostRule.smallest_masked`); :data:`~.cost.NEVER` while the
+        risk (:meth:`~.cost.CostRule.smallest_masked`); :data:`~.cost.NEVER` where the
         figures that risk is weighed with do not hold: a user is in the loop
-        (:attr:`~.reach.Reach.serves_user`), or the ``system`` prompt's tokens still outweigh
-        the rest of the ``prompt`` (the session has shown too little of itself to say how
-        long it runs, and what masking can save is a small share of a prompt each restore
-        reads whole)."""
-        if self.reach.serves_user or system > prompt - system:
+        (:attr:`~.reach.Reach.serves_user`), or the session is ``system_led`` (when its first
+        output left the window, the system prompt outweighed the rest of the prompt: what
+        masking can save is a small share of a prompt each restore reads whole, and a bet
+        put off until the outputs outweigh it would be made late, when the session may be
+        ending)."""
+        if self.reach.serves_user or system_led:
             return NEVER
         return self.rule.smallest_masked(prompt, self.reach.hazard(maskable))
 
