@@ -324,7 +324,7 @@ def test_refold_never_costs_more_than_full_on_a_short_session(prices: str) -> No
     )
     full, refold, eager = (result.strategies[s].summary()["cost_usd"] for s in specs)
     assert refold <= full
-    assert eager <= full  # a user in the loop: stubs wait whatever the calls assumed
+    assert eager <= full  # the policy leads the session: stubs wait whatever the calls assumed
     alone = replay(
         [tau2_like_session(users=False)],
         specs,

@@ -77,14 +77,12 @@ class Rent:
 
     def smallest_masked(self, prompt: int, maskable: int, *, system_led: bool = False) -> int:
         """The fewest tokens an output must have for masking it to pay for its own restore
-        risk (:meth:`~.cost.CostRule.smallest_masked`); :data:`~.cost.NEVER` where the
-        figures that risk is weighed with do not hold: a user is in the loop
-        (:attr:`~.reach.Reach.serves_user`), or the session is ``system_led`` (when its first
-        output left the window, the system prompt outweighed the rest of the prompt: what
-        masking can save is a small share of a prompt each restore reads whole, and a bet
-        put off until the outputs outweigh it would be made late, when the session may be
-        ending)."""
-        if self.reach.serves_user or system_led:
+        risk (:meth:`~.cost.CostRule.smallest_masked`); :data:`~.cost.NEVER` in a session
+        that is ``system_led`` (when its first output left the window, the system prompt
+        outweighed the rest of the prompt: what masking can save is a small share of a prompt
+        each restore reads whole, and a bet put off until the outputs outweigh it would be
+        made late, when the session may be ending)."""
+        if system_led:
             return NEVER
         return self.rule.smallest_masked(prompt, self.reach.hazard(maskable))
 

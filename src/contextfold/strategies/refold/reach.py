@@ -47,10 +47,6 @@ class Reach:
     _outputs: list[tuple[int, PreparedText]] = field(default_factory=list)
     """(step, text) of every tool output, in order."""
     _observed: list[int] = field(default_factory=list)
-    answered: int = 0
-    """User messages that answered the agent's own reply (an agent message with no calls) once
-    tool outputs had come: a user is in the loop (:attr:`serves_user`)."""
-    _replied: bool = False
     drawn: set[int] = field(default_factory=set)
     """Steps whose outputs a reach-back drew on."""
     _system: PreparedText = field(init=False)
@@ -69,14 +65,6 @@ class Reach:
         a, b = self.prior or (USE_WEIGHT * self.use_rate, USE_WEIGHT)
         return (self.hits + a) / (self.exposed + b)
 
-    @property
-    def serves_user(self) -> bool:
-        """Whether a user answered the agent since its tool outputs began. The user's next
-        request may need anything an output showed, which the agent's own reach-backs do not
-        foretell, and the user's task, not the calls made, sets how long the session runs: the
-        rate and the calls to come the cost rule weighs do not hold (docs/strategies/refold.md)."""
-        return self.answered > 0
-
     def maskable(self, kept: Collection[int]) -> int:
         """The outputs older than the window that masking may hide: those in ``kept`` and
         those a reach-back drew on aside. The rate counts reach-backs into every older output;
@@ -94,12 +82,9 @@ class Reach:
         """Take in one new step; returns the steps a reach-back of it drew on."""
         head = step.message
         drawn: set[int] = set()
-        replied, self._replied = self._replied, False
         if isinstance(head, UserMessage):
-            self.answered += replied and bool(self._observed)
             self._known.append(PreparedText(head.content))
             return drawn
-        self._replied = isinstance(head, AssistantMessage) and not head.tool_calls
         restoring = isinstance(head, AssistantMessage) and restores_only(head)
         if isinstance(head, AssistantMessage) and head.tool_calls:
             drawn = self._judge(head)
