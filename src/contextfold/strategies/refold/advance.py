@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from contextfold.core.view import Elision
-from contextfold.strategies.refold.cost import CostRule
+from contextfold.strategies.refold.cost import NEVER, CostRule
 from contextfold.strategies.refold.policy import NOTE
 from contextfold.strategies.refold.reach import Reach
 from contextfold.strategies.refold.settled import Settled
@@ -75,9 +75,15 @@ class Rent:
     rule: CostRule
     reach: Reach
 
-    def smallest_masked(self, prompt: int, maskable: int) -> int:
+    def smallest_masked(self, prompt: int, maskable: int, *, system_led: bool = False) -> int:
         """The fewest tokens an output must have for masking it to pay for its own restore
-        risk (:meth:`~.cost.CostRule.smallest_masked`)."""
+        risk (:meth:`~.cost.CostRule.smallest_masked`); :data:`~.cost.NEVER` in a session
+        that is ``system_led`` (when its first output left the window, the system prompt
+        outweighed the rest of the prompt: what masking can save is a small share of a prompt
+        each restore reads whole, and a bet put off until the outputs outweigh it would be
+        made late, when the session may be ending)."""
+        if system_led:
+            return NEVER
         return self.rule.smallest_masked(prompt, self.reach.hazard(maskable))
 
     def pays(self, change: Change, *, calls: int, maskable: int) -> bool:

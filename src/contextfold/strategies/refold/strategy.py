@@ -111,6 +111,7 @@ class RefoldStrategy:
         self._observed = 0
         self._settled = Renderings(self._renderer)
         self._early_retry = (0, 0)  # (pending changes, call) when they were last turned down
+        self._system_led: bool | None = None  # the system prompt outweighed the rest (advance.py)
         self._prefix = Settled.start(head(history))
         self._folding = False  # no advance yet: the view is the history as it is
         self._tail = Tail(history, repeats)
@@ -263,7 +264,11 @@ class RefoldStrategy:
         stay = self._tail_tokens(boundary, entries, self._folding)  # shown after it now
         maskable = self._reach.maskable(self._repeats.kept)
         if not fixed:  # mask only what pays for its own restore risk
-            smallest = self._rent.smallest_masked(self._prefix.total + stay, maskable)
+            prompt = self._prefix.total + stay
+            if self._system_led is None:  # the first output older than the window: decided once
+                system = sum(e[1] for e in self._prefix.head)
+                self._system_led = system > prompt - system
+            smallest = self._rent.smallest_masked(prompt, maskable, system_led=self._system_led)
             self._settled.threshold(smallest, boundary)
         self._settled.update(target, entries, unlabel=not self._folding)
         cheap = self._extend(target, boundary)
