@@ -58,7 +58,7 @@ def refold_page(data: Path) -> md.Page:
     page.section("sets", md.table(heads, rows))
     page.text(
         "## Each tau2-sierra file\n\nThe tau2-sierra set is eight files (two agents, four "
-        "workloads); refold is not below full on each (`contextfold replay "
+        "workloads), each file a multiple of full's (`contextfold replay "
         "../shared/data/tau2-sierra -s full -s refold --by-source`):"
     )
     page.section("by-source", by_source(data / "tau2-sierra"))
