@@ -1,5 +1,5 @@
-"""``contextfold serve``: the proxy speaking Chat Completions, Anthropic Messages and OpenAI
-Responses (see :mod:`contextfold.serve`)."""
+"""``contextfold serve``: the proxy speaking Chat Completions, Anthropic Messages, OpenAI
+Responses and Gemini's API (see :mod:`contextfold.serve`)."""
 
 from __future__ import annotations
 

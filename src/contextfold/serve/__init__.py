@@ -1,6 +1,6 @@
 """``contextfold serve``: a proxy that gives any agent context folding, speaking every API in
 :data:`~contextfold.serve.apis.APIS` (OpenAI Chat Completions, Anthropic Messages, OpenAI
-Responses: one subpackage each in ``apis/``), each read at the edge into the same history
+Responses, Gemini: one subpackage each in ``apis/``), each read at the edge into the same history
 steps (:mod:`~contextfold.serve.exchange`); the modules here are shared by every API. A client
 resends its conversation each call as usual; the proxy keeps it as an append-only history,
 sends the strategy's view upstream, answers the strategy's own tools itself and streams the
