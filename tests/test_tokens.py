@@ -338,6 +338,12 @@ def test_bytes_missing_from_the_vocabulary_are_dropped(
     assert all(covered(t, smollm2_ids) for t in CORPUS)
 
 
+def test_a_missing_byte_between_two_bytes_keeps_them_apart(smollm2: GGUFTokenizerCounter) -> None:
+    """0xF1 has no symbol: dropped, it still stands between the bytes beside it, which do not
+    merge across it (llama.cpp's ids for this text; Hugging Face's BPE alone merges them)."""
+    assert encode(smollm2, "\x8e\U00077000") == [141, 232, 132, 218, 218]
+
+
 def test_count_batch_matches_single_counts(smollm2: GGUFTokenizerCounter) -> None:
     assert smollm2.count_batch([]) == []
     assert smollm2.count_batch(CORPUS) == [len(encode(smollm2, t)) for t in CORPUS]

@@ -249,6 +249,20 @@ def _pre_tokenizer(pre: str, where: str) -> tuple[Any, bool]:
     )
 
 
+def _with_gaps(pre_tokenizer: Any, ids: Collection[str]) -> Any:
+    """``pre_tokenizer`` with each byte the vocabulary has no symbol for split off alone, so
+    BPE drops it without merging the bytes on either side of it, as llama.cpp does (Hugging
+    Face's BPE drops it first and may merge across it)."""
+    from tokenizers import Regex, pre_tokenizers
+
+    missing = [c for c in sorted(pre_tokenizers.ByteLevel.alphabet()) if c not in ids]
+    if not missing:
+        return pre_tokenizer
+    gaps = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in missing) + "]"
+    isolate = pre_tokenizers.Split(Regex(gaps), behavior="isolated", invert=False)
+    return pre_tokenizers.Sequence([pre_tokenizer, isolate])
+
+
 def _split_merge(merge: str) -> tuple[str, str]:
     cut = merge.find(" ", 1)  # as llama.cpp: a pair's left part is never empty
     if cut < 0:
@@ -285,7 +299,7 @@ def build_tokenizer(vocab: GGUFVocab, *, where: str = "GGUF") -> Any:
     merges = [_split_merge(m) for m in vocab.merges]
     bpe = models.BPE(ids, merges, fuse_unk=False, byte_fallback=False, ignore_merges=ignore_merges)
     tokenizer = Tokenizer(bpe)
-    tokenizer.pre_tokenizer = pre_tokenizer
+    tokenizer.pre_tokenizer = _with_gaps(pre_tokenizer, ids)
     tokenizer.decoder = decoders.ByteLevel()
     special, plain = _added_tokens(vocab)
     tokenizer.add_special_tokens(special)
