@@ -55,12 +55,18 @@ class AgentCli:
 def _claude(to: Pointing, env: Mapping[str, str]) -> Launch:
     """Claude Code reads its base URL and extra headers from the environment; the headers
     the user already sends (``ANTHROPIC_CUSTOM_HEADERS``, one per line) are kept."""
-    added = {"ANTHROPIC_BASE_URL": to.root}
+    return _by_variables(to, env, "ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS", "\n")
+
+
+def _by_variables(
+    to: Pointing, env: Mapping[str, str], base_url: str, headers: str, sep: str
+) -> Launch:
+    """A CLI that reads its base URL from ``base_url`` and extra headers from ``headers``
+    (entries joined by ``sep``): the proxy token is added to the headers the user sends."""
+    added = {base_url: to.root}
     if to.token is not None:
-        mine = env.get("ANTHROPIC_CUSTOM_HEADERS", "").rstrip("\n")
-        added["ANTHROPIC_CUSTOM_HEADERS"] = "\n".join(
-            h for h in (mine, f"{TOKEN_HEADER}: {to.token}") if h
-        )
+        mine = env.get(headers, "").strip().rstrip(sep.strip() or "\n")
+        added[headers] = sep.join(h for h in (mine, f"{TOKEN_HEADER}: {to.token}") if h)
     return Launch(env=added)
 
 
@@ -91,13 +97,7 @@ def _gemini(to: Pointing, env: Mapping[str, str]) -> Launch:
     """Gemini CLI reads its base URL and extra headers from the environment; with a base URL
     set it calls it with ``GEMINI_API_KEY`` (its gateway auth). The headers the user already
     sends (``GEMINI_CLI_CUSTOM_HEADERS``, ``Name: value`` pairs split by commas) are kept."""
-    added = {"GOOGLE_GEMINI_BASE_URL": to.root}
-    if to.token is not None:
-        mine = env.get("GEMINI_CLI_CUSTOM_HEADERS", "").strip().rstrip(",")
-        added["GEMINI_CLI_CUSTOM_HEADERS"] = ", ".join(
-            h for h in (mine, f"{TOKEN_HEADER}: {to.token}") if h
-        )
-    return Launch(env=added)
+    return _by_variables(to, env, "GOOGLE_GEMINI_BASE_URL", "GEMINI_CLI_CUSTOM_HEADERS", ", ")
 
 
 def _toml(value: object) -> str:
