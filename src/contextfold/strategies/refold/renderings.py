@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 
 from contextfold.core.messages import ToolMessage
 from contextfold.core.view import ViewBuilder
-from contextfold.strategies.refold.prefix import Entry, PrefixRenderer
-from contextfold.strategies.refold.tail import Entries
+from contextfold.strategies.refold.entries import Entries, Entry
+from contextfold.strategies.refold.prefix import PrefixRenderer
 
 __all__ = ["Renderings"]
 

@@ -24,9 +24,9 @@ from contextfold.strategies.refold import advance
 from contextfold.strategies.refold.advance import Rent
 from contextfold.strategies.refold.config import RefoldConfig
 from contextfold.strategies.refold.cost import CostRule
+from contextfold.strategies.refold.entries import Entries, Entry
 from contextfold.strategies.refold.markers import split_markers
 from contextfold.strategies.refold.prefix import (
-    Entry,
     Operators,
     PrefixRenderer,
     SessionState,
@@ -38,7 +38,7 @@ from contextfold.strategies.refold.renderings import Renderings
 from contextfold.strategies.refold.repeats import Repeats
 from contextfold.strategies.refold.runs import SLACK, Runs
 from contextfold.strategies.refold.settled import Settled
-from contextfold.strategies.refold.tail import Entries, Tail, head, note
+from contextfold.strategies.refold.tail import Tail, head, note
 from contextfold.strategies.refold.trims import Trims
 from contextfold.strategies.restore import (
     RESTORE_LINES_TOOL,

@@ -15,7 +15,8 @@ from contextfold.core.history import History, Step
 from contextfold.core.messages import ToolMessage, UserMessage
 from contextfold.core.prepared import PreparedText, value_runs
 from contextfold.core.view import Elision, Provenance, RestorePath
-from contextfold.strategies.refold.prefix import Entry, restores_only
+from contextfold.strategies.refold.entries import Entry
+from contextfold.strategies.refold.prefix import restores_only
 
 __all__ = ["BLOCK", "Trim", "Trims"]
 
