@@ -42,11 +42,12 @@ class Boundary:
     stays whole, and none is masked in a session its system prompt leads. Over the budget: an
     advance to the target, then runs of settled steps folded, then an advance past the window.
 
-    It reads what the strategy learns from the history (``state``: the steps with outputs;
-    ``reach``: the reach-back rate; ``repeats``: the outputs kept in full), brings the
-    ``renderings`` of settled steps up to date as far as it settles, and sizes the ``tail``
-    that stays in full after it. Where a new lever decides: how far (:meth:`_target`), whether
-    it pays (:meth:`_consider`), what a budget forces (:meth:`_fit`).
+    It weighs with ``rule`` (the strategy's cost rule as the session began) and reads what the
+    strategy learns from the history (``state``: the steps with outputs; ``reach``: the
+    reach-back rate; ``repeats``: the outputs kept in full), brings the ``renderings`` of
+    settled steps up to date as far as it settles, and sizes the ``tail`` shown after it.
+    Where a new lever decides: how far (:meth:`_target`), whether it pays (:meth:`_consider`),
+    what a budget forces (:meth:`_fit`).
     """
 
     def __init__(

@@ -77,6 +77,13 @@ class Trims:
             return entry
         return trim.message, trim.tokens, Provenance(entry[2].steps, "transformed")
 
+    def step_entries(self, history: History, index: int) -> list[Entry]:
+        """The messages of step ``index`` as recorded, a long output as cut: what refold
+        renders the step from when it renders from the history."""
+        step, provenance = history[index], Provenance((index,))
+        pairs = zip(step.messages, step.tokens, strict=True)
+        return [self.entry(index, (message, tokens, provenance)) for message, tokens in pairs]
+
     def elisions(self, end: int) -> list[Elision]:
         """What the cuts of the steps before ``end`` leave out."""
         return [e for step, t in self._found.items() if step < end for e in t.elisions]
