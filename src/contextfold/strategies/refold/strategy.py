@@ -121,7 +121,7 @@ class RefoldStrategy:
         self._sync(history)
         self._upstream = ()
         self._find_new(history)
-        return self._render(history, budget, partial(self._trims.step_entries, history))
+        return self._render(budget, partial(self._trims.step_entries, history))
 
     def share(self, experience: Experience) -> None:
         """Learn from the workload's ended sessions (unless ``learn=false``)."""
@@ -148,7 +148,7 @@ class RefoldStrategy:
         )
         self._tail.forget()  # upstream may change any step between calls
         self._settled.compare(groups)
-        return self._render(history, budget, lambda i: groups.get(i, []))
+        return self._render(budget, lambda i: groups.get(i, []))
 
     def split_markers(self, text: str) -> tuple[str, str]:
         """The reply as a client is shown it, and the PROGRESS/STALE lines that end it."""
@@ -206,7 +206,7 @@ class RefoldStrategy:
         self._checked = self._observed
 
     # -- rendering -----------------------------------------------------------------------
-    def _render(self, history: History, budget: int | None, entries: Entries) -> View:
+    def _render(self, budget: int | None, entries: Entries) -> View:
         p, labels = self._boundary.place(entries, budget), self._boundary.folding
         tail = self._tail.entries(p.boundary, self._observed, entries, labels=labels)
         return View(
