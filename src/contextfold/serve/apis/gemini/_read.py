@@ -139,7 +139,12 @@ def _model_run(parts: list[dict[str, Any]], where: str, mint: Callable[[int], st
         if "functionCall" in part:
             k, at = len(run.calls), f"{where}.parts[{j}].functionCall"
             run.calls.append(_call(part["functionCall"], at, mint(k)))
-            run.template.append(template_of(part, "functionCall", call=k))
+            said = part.get("text") if not part.get("thought") else None
+            if isinstance(said, str):  # a part of two data (Google sends one): both kept
+                run.texts.append(said)
+                run.template.append(template_of(part, "functionCall", call=k, text=len(said)))
+            else:
+                run.template.append(template_of(part, "functionCall", call=k))
         elif isinstance(part.get("text"), str) and not part.get("thought"):
             _text(run, part)
         else:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from contextfold.serve.apis.gemini._errors import from_gemini, read_usage
+from contextfold.serve.apis.gemini._errors import read_usage
 from contextfold.serve.apis.gemini._read import read_model
 from contextfold.serve.apis.gemini._request import GeminiRequest
-from contextfold.serve.apis.gemini._stream import GeminiReader, check_response
+from contextfold.serve.apis.gemini._stream import GeminiReader, check_response, stop_of
 from contextfold.serve.apis.gemini._translate import declarations, gemini_options
 from contextfold.serve.apis.gemini._write import write_contents
 from contextfold.serve.errors import ApiError, UpstreamError
@@ -72,7 +72,7 @@ class GeminiWire:
     def reply(self, data: dict[str, Any], call: Call, where: str) -> Reply:
         candidate = check_response(data, where)
         message = _assistant((candidate.get("content") or {}).get("parts") or [], where)
-        stop = from_gemini(candidate.get("finishReason"), bool(message.tool_calls))
+        stop = stop_of(data, candidate, bool(message.tool_calls))
         return Reply(message, read_usage(data.get("usageMetadata")), stop, data)
 
     def reader(self, call: Call, where: str) -> GeminiReader:
