@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from contextfold.core.errors import ContextFoldError
@@ -123,6 +123,12 @@ def _guarded(proxy: Proxy, routes: Routes, endpoint: Endpoint) -> Handler:
                 check_local(request.method, request.headers, server[1] if server else None)
             check_token(request.headers, token)
             return await endpoint.handler(request)
+        except ClientDisconnect:  # the client's doing, not the proxy's: one line, no trace
+            _log.warning(
+                "contextfold serve: %s %s: the client hung up before its request was whole",
+                request.method, request.url.path,
+            )  # fmt: skip
+            return Response(status_code=499)  # nobody reads it
         except ApiError as exc:
             return _error(proxy, routes, endpoint, exc)
         except ContextFoldError as exc:  # a strategy or store failure: the proxy's fault

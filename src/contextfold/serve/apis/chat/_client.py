@@ -1,8 +1,9 @@
 """The answer a Chat Completions client gets: a ``chat.completion``, or its chunks.
 
-Text (and reasoning) go out as the upstream sends them; the client's tool calls, held until the
-last round ends, go in one chunk before the finish chunk; usage (summed over every upstream
-call) when the client asked for it; then ``[DONE]``.
+A stream starts at once with the role; text (and reasoning) go out as the upstream sends
+them; the client's tool calls, held until the last round ends, go in one chunk before the
+finish chunk; usage (summed over every upstream call) when the client asked for it; then
+``[DONE]``.
 """
 
 from __future__ import annotations
@@ -81,7 +82,9 @@ class ChatStream:
         self._called = 0
 
     def start(self) -> list[bytes]:
-        return []
+        """The first chunk at once, the role only (as OpenAI sends it): a client that hangs
+        up after it, before the reply is whole, leaves nothing stored, as in every API."""
+        return [self._chunk({"content": ""})]
 
     def delta(self, delta: Delta) -> list[bytes]:
         kind, value = delta
