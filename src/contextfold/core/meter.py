@@ -63,13 +63,24 @@ class PriceTable:
     input: float
     cache_read: float
     cache_write: float
+    """A cache write with the table's lifetime (Anthropic's 5 minutes under ``default``)."""
     output: float
+    cache_write_1h: float = 10.0
+    """A cache write with Anthropic's 1-hour lifetime (2x the input price), which a bill may
+    hold beside the table's own writes."""
 
 
 def _table(name: str, *, read: float, write: float) -> PriceTable:
     """Uncached input $5/M and output $25/M (the nominal prices CarryOn used), cache reads and
-    writes at ``read`` and ``write`` times the input price."""
-    return PriceTable(name, input=5.0, cache_read=5.0 * read, cache_write=5.0 * write, output=25.0)
+    writes at ``read`` and ``write`` times the input price (1-hour writes at 2x)."""
+    return PriceTable(
+        name,
+        input=5.0,
+        cache_read=5.0 * read,
+        cache_write=5.0 * write,
+        output=25.0,
+        cache_write_1h=5.0 * 2.0,
+    )
 
 
 PRICE_TABLES: dict[str, PriceTable] = {
