@@ -7,9 +7,10 @@ model's own prices (:func:`~contextfold.core.billing.native_prices`).
 
 Direct: the client's whole conversation as it arrived (unfolded, with its own tools) through
 the meter's simulated cache (:func:`~contextfold.core.billing.simulated_usage`: the prefix
-the client sent at its previous call is read, the rest written), counted by the proxy's
-token counter and then scaled by the session's token scale: what the upstream reported for
-the prompts the proxy sent, over what the counter made of them. So the estimate is in the
+the client sent at its previous call is read, the rest written, for as long as the session's
+billed writes were made), counted by the proxy's token counter and then scaled by the
+session's token scale: what the upstream reported for the prompts the proxy sent, over what
+the counter made of them. So the estimate is in the
 upstream's own tokens (its chat template, its tokenizer, its tool schemas), calibrated by the
 bill, and rests on one assumption: the direct prompt's tokens scale as the sent ones' do. Its
 output is the call's billed output (folding does not change the completion). A restore round
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from contextfold.core.billing import BilledUsage, native_prices, simulated_usage
@@ -48,19 +49,31 @@ def billed_usage(usage: Mapping[str, int]) -> BilledUsage:
 @dataclass(slots=True)
 class Scale:
     """A session's token scale: the prompt tokens the upstream reported over what the proxy's
-    counter made of the same prompts (1.0 until the upstream reports some)."""
+    counter made of the same prompts (1.0 until the upstream reports some); and the share of
+    its billed cache writes made for an hour (the client's marks ask for one lifetime or the
+    other, and would ask the same direct)."""
 
     reported: int = 0
     counted: int = 0
+    written: int = 0
+    hour: int = 0
 
-    def add(self, reported: int, counted: int) -> None:
-        if reported > 0 and counted > 0:
-            self.reported += reported
+    def add(self, billed: BilledUsage, counted: int) -> None:
+        if billed.prompt_tokens > 0 and counted > 0:
+            self.reported += billed.prompt_tokens
             self.counted += counted
+        self.written += billed.cache_write_tokens + billed.cache_write_1h_tokens
+        self.hour += billed.cache_write_1h_tokens
 
     @property
     def factor(self) -> float:
         return self.reported / self.counted if self.counted else 1.0
+
+    def lifetimes(self, usage: BilledUsage) -> BilledUsage:
+        """``usage`` with its cache writes split by the session's share of 1-hour writes."""
+        written = usage.cache_write_tokens + usage.cache_write_1h_tokens
+        hour = round(written * self.hour / self.written) if self.written else 0
+        return replace(usage, cache_write_tokens=written - hour, cache_write_1h_tokens=hour)
 
 
 class Ledger:
@@ -74,7 +87,7 @@ class Ledger:
     def seed(self, entries: Iterable[LedgerEntry]) -> None:
         """Take up the scales of the sessions in ``entries`` (a restarted proxy's)."""
         for entry in entries:
-            self._scale(entry.session_id).add(entry.billed.prompt_tokens, entry.sent_tokens)
+            self._scale(entry.session_id).add(entry.billed, entry.sent_tokens)
 
     def entry(
         self,
@@ -98,7 +111,7 @@ class Ledger:
         sent += client_tools + _tool_tokens(counter, call.own_tools)
         billed = billed_usage(usage or {})
         scale = self._scale(turn.session.id)
-        scale.add(billed.prompt_tokens, sent)
+        scale.add(billed, sent)
         direct_tokens = turn.received_tokens + client_tools
         direct = BilledUsage()
         if round_idx == 0 and error is None:
@@ -108,7 +121,7 @@ class Ledger:
                 round(scale.factor * shared),
                 billed.output_tokens,
             )
-            direct = _as_billed(simulated, prices)
+            direct = _as_billed(scale.lifetimes(simulated), prices)
         return LedgerEntry(
             session_id=turn.session.id,
             unit=unit_of(meta, turn.session.id),
