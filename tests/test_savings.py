@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from contextfold.cli import app
 from contextfold.core.store import open_store
-from contextfold.savings import compare, load_source
+from contextfold.savings import load_source
+from contextfold.savings.compare import compare
 from contextfold.serve.arms import draw
 from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._savings import needed, run_agents

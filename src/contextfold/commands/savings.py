@@ -101,8 +101,7 @@ def _report(
 
 
 def _compare(found: Source, margin: float, seed: int) -> dict[str, object]:
-    from contextfold.savings import compare
-    from contextfold.savings.compare import units
+    from contextfold.savings.compare import compare, units
     from contextfold.savings.verdict import compare_json, compare_table, in_words
 
     counted = units(found.entries)
