@@ -12,7 +12,7 @@ from typing import Any
 
 from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from contextfold.core.view import Provenance
-from contextfold.serve.exchange import Call, ClientRequest, add_usage
+from contextfold.serve.exchange import Call, ClientRequest, Stop, add_usage
 from contextfold.serve.markers import Cut, Markers, joined
 from contextfold.serve.sessions import Turn
 
@@ -171,11 +171,12 @@ class Rounds:
             return ""
         return _NO_ANSWER.format(names=", ".join(names), rounds=self.done)
 
-    def finish_reason(self, final: AssistantMessage, given: str | None) -> str:
-        """The client's finish reason: ``tool_calls`` only when it gets some."""
-        if final.tool_calls:
-            return "tool_calls"
-        return given if given not in (None, "tool_calls") else "stop"
+    def finish_reason(self, final: AssistantMessage, given: Stop | None) -> Stop:
+        """The client's finish reason: ``tool_calls`` only when it gets some (the upstream's
+        own, with its word, while that holds)."""
+        if given is not None and (given.kind == "tool_calls") == bool(final.tool_calls):
+            return given
+        return Stop("tool_calls" if final.tool_calls else "stop")
 
     def _client_calls(self, message: AssistantMessage) -> tuple[ToolCall, ...]:
         return tuple(c for c in message.tool_calls if c.name not in self.hidden)

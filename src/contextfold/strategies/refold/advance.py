@@ -1,11 +1,11 @@
-"""When refold's boundary advances: the rent rule, kept apart from rendering.
+"""What a change of refold's settled prefix costs and saves, and the rent that weighs it.
 
 Settling more steps (an advance) or applying pending changes to steps already settled rewrites
 the cached prompt from the first changed token on. Either is made only when the reads it saves
 over the calls still expected outweigh that write and the restores it may cost, under the price
-table (:class:`~.cost.CostRule`); :func:`advance` and :func:`pending` give the figures weighed,
-:class:`Rent` weighs them. A note (:mod:`.policy`) carries no restore risk, nor makes the first
-advance on its own.
+table (:class:`~.cost.CostRule`): :func:`advance` and :func:`pending` give the figures,
+:class:`Rent` weighs them for :mod:`.boundary`. A note (:mod:`.policy`) risks no restore, nor
+makes the first advance on its own.
 """
 
 from __future__ import annotations

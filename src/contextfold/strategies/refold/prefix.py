@@ -9,33 +9,26 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from contextfold.core.history import History, Step
-from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
+from contextfold.core.messages import AssistantMessage, SystemMessage, ToolMessage
 from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
+from contextfold.strategies.refold.entries import Entry
 from contextfold.strategies.refold.markers import parse_markers
 from contextfold.strategies.refold.policy import NOTE, fold_summary, settled_text, text_path
+from contextfold.strategies.refold.repeats import Repeats, repeat_stub
 from contextfold.strategies.refold.spans import SeenOutputs
 from contextfold.strategies.supersede import resource_key, superseded_stub
 
-if TYPE_CHECKING:
-    from contextfold.strategies.refold.repeats import Repeats
-
 __all__ = [
-    "Entry",
     "Operators",
     "PrefixRenderer",
     "SessionState",
     "groups_of",
     "label",
     "labelled",
-    "repeat_stub",
     "restores_only",
 ]
-
-Entry = tuple[Message, int, Provenance]
-"""One view message with its token count and provenance."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,11 +233,6 @@ class PrefixRenderer:
         """The output as the history holds it (``rendered`` may be a cut rendering of it)."""
         results = self.history[step].results
         return next((r for r in results if r.tool_call_id == rendered.tool_call_id), rendered)
-
-
-def repeat_stub(step: int, source: int, original: ToolMessage) -> ToolMessage:
-    """The stub of an output of ``step`` that repeats the one of ``source`` (:mod:`.repeats`)."""
-    return _stub(original, f"[step {step}] same output as step {source}; {_restore(step)} shows it")
 
 
 def _stub(original: ToolMessage, text: str) -> ToolMessage:

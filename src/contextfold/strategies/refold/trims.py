@@ -15,7 +15,8 @@ from contextfold.core.history import History, Step
 from contextfold.core.messages import ToolMessage, UserMessage
 from contextfold.core.prepared import PreparedText, value_runs
 from contextfold.core.view import Elision, Provenance, RestorePath
-from contextfold.strategies.refold.prefix import Entry, restores_only
+from contextfold.strategies.refold.entries import Entry
+from contextfold.strategies.refold.prefix import restores_only
 
 __all__ = ["BLOCK", "Trim", "Trims"]
 
@@ -75,6 +76,13 @@ class Trims:
         if trim is None or not isinstance(entry[0], ToolMessage):
             return entry
         return trim.message, trim.tokens, Provenance(entry[2].steps, "transformed")
+
+    def step_entries(self, history: History, index: int) -> list[Entry]:
+        """The messages of step ``index`` as recorded, a long output as cut: what refold
+        renders the step from when it renders from the history."""
+        step, provenance = history[index], Provenance((index,))
+        pairs = zip(step.messages, step.tokens, strict=True)
+        return [self.entry(index, (message, tokens, provenance)) for message, tokens in pairs]
 
     def elisions(self, end: int) -> list[Elision]:
         """What the cuts of the steps before ``end`` leave out."""

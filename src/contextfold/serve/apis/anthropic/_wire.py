@@ -12,11 +12,11 @@ from contextfold.serve.apis.anthropic._cache import place_breakpoints
 from contextfold.serve.apis.anthropic._read import read_assistant
 from contextfold.serve.apis.anthropic._request import AnthropicRequest
 from contextfold.serve.apis.anthropic._shapes import check_event, check_message
+from contextfold.serve.apis.anthropic._stops import from_anthropic
 from contextfold.serve.apis.anthropic._write import write_view
 from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Call, ClientRequest, Delta, HeaderFamily, Reply
-from contextfold.serve.stops import from_anthropic
 
 __all__ = [
     "ANTHROPIC_HEADERS",

@@ -50,6 +50,8 @@ def read_system(raw_value: Any) -> SystemMessage | None:
         at = f"systemInstruction.parts[{j}]"
         if not isinstance(part, dict) or not isinstance(part.get("text"), str):
             raise bad(at, "a system instruction part must be a text part")
+        if not part["text"]:
+            raise bad(at, _EMPTY)
         _text(run, part)
     text = "".join(run.texts)
     if not text:
@@ -139,7 +141,12 @@ def _model_run(parts: list[dict[str, Any]], where: str, mint: Callable[[int], st
         if "functionCall" in part:
             k, at = len(run.calls), f"{where}.parts[{j}].functionCall"
             run.calls.append(_call(part["functionCall"], at, mint(k)))
-            run.template.append(template_of(part, "functionCall", call=k))
+            said = part.get("text") if not part.get("thought") else None
+            if isinstance(said, str):  # a part of two data (Google sends one): both kept
+                run.texts.append(said)
+                run.template.append(template_of(part, "functionCall", call=k, text=len(said)))
+            else:
+                run.template.append(template_of(part, "functionCall", call=k))
         elif isinstance(part.get("text"), str) and not part.get("thought"):
             _text(run, part)
         else:
@@ -147,10 +154,18 @@ def _model_run(parts: list[dict[str, Any]], where: str, mint: Callable[[int], st
     return run
 
 
+_ABOUT = frozenset({"text", "thought", "thoughtSignature", "videoMetadata", "mediaResolution",
+                    "partMetadata"})  # fmt: skip
+"""A part's fields that are not its datum (and ``text``, whose empty string is none)."""
+_EMPTY = "is an empty part (no data, or an empty text), which Gemini refuses; leave it out"
+
+
 def _user_runs(parts: list[dict[str, Any]], where: str, asked: list[ToolCall]) -> list[_Run]:
     runs: list[_Run] = []
     for j, part in enumerate(parts):
         at = f"{where}.parts[{j}]"
+        if set(part) <= _ABOUT and not part.get("text"):
+            raise bad(at, _EMPTY)
         if "functionResponse" in part:
             runs.append(_result(part, at, asked, head=not runs))
             continue
