@@ -248,7 +248,7 @@ class Proxy:
     async def _after_call(self, turn: Turn, rounds: Rounds, reply: Reply) -> None:
         usage, counter = reply.usage, self.manager.counter
         assert rounds.sent is not None
-        stop = reply.stop
+        stop = reply.stop.kind if reply.stop is not None else None  # in no API's words
         entry = self.ledger.entry(
             turn, rounds.sent, counter, round_idx=rounds.done, usage=usage, stop=stop
         )
