@@ -1,13 +1,6 @@
 """``contextfold savings --compare``: the treated sessions beside the control group
-(``serve --control``) on the user's own traffic.
-
-Sessions are compared by their unit (what the arm was drawn for: a session family, or a
-conversation and its branches), so the bootstrap resamples what was randomized. Each measure
-is a ratio of sums over units (cost over calls, calls over sessions, ...); its difference is
-treated over control less one, with a percentile bootstrap interval (units resampled within
-each arm, seeded). On the outcome measures (calls per session, upstream errors, early stops)
-an equivalence test: two one-sided tests at 5% with the user's relative margin, which holds
-when the 90% interval lies inside the margin.
+(``serve --control``) on the user's own traffic, each measure with a seeded bootstrap interval
+and, on the outcome measures, an equivalence test (:func:`compare`).
 """
 
 from __future__ import annotations
@@ -123,7 +116,15 @@ def _bin_label(depth: int) -> str:
 def compare(
     entries: Iterable[LedgerEntry], *, margin: float, seed: int = 0, resamples: int = RESAMPLES
 ) -> list[Comparison]:
-    """Every measure compared between the arms (both must hold units)."""
+    """Every measure compared between the arms (both must hold units).
+
+    Sessions are compared by their unit (what the arm was drawn for: a session family, or a
+    conversation and its branches), so the bootstrap resamples what was randomized. Each
+    measure is a ratio of sums over units (cost over calls, calls over sessions, ...); its
+    difference is treated over control less one, with a percentile interval (units resampled
+    within each arm, ``resamples`` times, from ``seed``). On the outcome measures (calls per
+    session, upstream errors, early stops) the equivalence test is two one-sided tests at 5%
+    with the relative ``margin``: it holds when the 90% interval lies inside ±margin."""
     found = units(entries)
     arms = {arm: [u for u in found if u.arm == arm] for arm in ("treated", "control")}
     rng = np.random.default_rng(seed)

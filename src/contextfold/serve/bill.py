@@ -1,20 +1,8 @@
 """serve's ledger: every upstream call as the upstream billed it, beside what the same call
 would have cost sent direct (:class:`Ledger`; the entries are
-:class:`~contextfold.core.ledger.LedgerEntry` rows of the store).
-
-Billed: the usage the upstream reported, in its cache terms (:func:`billed_usage`), at the
-model's own prices (:func:`~contextfold.core.billing.native_prices`).
-
-Direct: the client's whole conversation as it arrived (unfolded, with its own tools) through
-the meter's simulated cache (:func:`~contextfold.core.billing.simulated_usage`: the prefix
-the client sent at its previous call is read, the rest written, for as long as the session's
-billed writes were made), counted by the proxy's token counter and then scaled by the
-session's token scale: what the upstream reported for the prompts the proxy sent, over what
-the counter made of them. So the estimate is in the
-upstream's own tokens (its chat template, its tokenizer, its tool schemas), calibrated by the
-bill, and rests on one assumption: the direct prompt's tokens scale as the sent ones' do. Its
-output is the call's billed output (folding does not change the completion). A restore round
-has no direct counterpart: the client would not have made it.
+:class:`~contextfold.core.ledger.LedgerEntry` rows of the store). Billed: the reported usage
+(:func:`billed_usage`) at the model's own prices. Direct: the client's whole conversation
+through the meter's simulated cache, at the session's token scale (:meth:`Ledger.entry`).
 """
 
 from __future__ import annotations
@@ -101,7 +89,16 @@ class Ledger:
         error: str | None = None,
     ) -> LedgerEntry:
         """The entry of ``call``, the ``round_idx``-th upstream call of ``turn``'s request:
-        answered with ``usage`` and ``stop``, or failed with an ``error`` of that kind."""
+        answered with ``usage`` and ``stop``, or failed with an ``error`` of that kind.
+
+        The direct estimate: the client's whole conversation as it arrived (unfolded, with its
+        own tools) through the meter's simulated cache
+        (:func:`~contextfold.core.billing.simulated_usage`: the prefix the client sent at its
+        previous call is read, the rest written, for as long as the session's billed writes
+        were made), counted by the proxy's counter and scaled by the session's token scale
+        (:class:`Scale`), so it is in the upstream's own tokens and calibrated by the bill;
+        its output is the call's billed output (folding does not change the completion). A
+        restore round has no direct counterpart: the client would not have made it."""
         request, meta = call.request, turn.session.history.meta
         model = str(request.body.get("model") or "")
         prices = native_prices(model)

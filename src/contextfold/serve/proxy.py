@@ -5,8 +5,7 @@ A request runs in three parts: the session is claimed, extended and its view ren
 (:mod:`~contextfold.serve.dispatch`: the claim on the session thread, the strategy's work on a
 worker under the session's lock); the upstream calls run on the event loop (strategy tools
 answered in between, see :mod:`~contextfold.serve.rounds`); on success the turn is
-committed, on any failure (the upstream's, or a client that hung up) discarded. Every upstream
-call, answered or failed, is entered in the ledger as it ends (:mod:`~contextfold.serve.bill`).
+committed, on any failure (the upstream's, or a client that hung up) discarded.
 """
 
 from __future__ import annotations
@@ -41,7 +40,8 @@ _log = logging.getLogger(__name__)
 
 
 class Proxy:
-    """Sessions, upstream and metrics of one running proxy."""
+    """Sessions, upstream and metrics of one running proxy; each upstream call, answered or
+    failed, is entered in its ledger as it ends (:mod:`~contextfold.serve.bill`)."""
 
     def __init__(
         self,
