@@ -1,14 +1,10 @@
-"""Claude Code's session logs: ``~/.claude/projects/<project>/<session>.jsonl``, and its
-subagents' ``agent-*.jsonl``.
+"""Claude Code's session logs: ``~/.claude/projects/<project>/*.jsonl`` and subagents' files.
 
 Each conversation of a file is a trajectory (:mod:`.threads`): the session, each sidechain, each
-stretch after a compaction (``#2``, ``#3``: the context restarted from the summary), and each
-subagent file its own. The replies are merged by message id and each call's result put after
-it (:mod:`.conversation`); the messages are read as serve's Anthropic API reads them
-(:mod:`.session`). Each assistant step carries what the log recorded of its call
-(:class:`~contextfold.importers.base.RecordedCall`: billed usage, time, model). The system
-prompt and tool schemas are not in the logs of Claude Code before 2.1.3xx: ``system`` is then
-None, and the first call's billed usage is the only measure of them.
+stretch after a compaction (``#2``: the context restarted), each subagent file. Replies are
+merged by message id, results put after their calls (:mod:`.conversation`) and read as serve
+reads Anthropic messages (:mod:`.session`); each assistant step carries its call's billed usage.
+The system prompt and tool schemas are not in logs before 2.1.3xx: ``system`` is then None.
 """
 
 from __future__ import annotations

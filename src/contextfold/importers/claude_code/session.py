@@ -1,12 +1,9 @@
 """One Claude Code conversation as a :class:`~contextfold.importers.base.Trajectory`.
 
-The messages are read by the reader serve's Anthropic API uses
-(:mod:`contextfold.core.wire.anthropic`), so a session replayed from its log and one seen
-through ``contextfold serve`` are the same messages: thinking kept whole with its signature in
-the message's layout (its text counted), tool results with ``is_error`` and images as they came.
-Attachments (context Claude Code adds to a request: the environment, the date, skill and tool
-listings, a hook's added context) become parts of the user-side message they follow
-(``claude-code:attachment``), their text what the log says the model was shown.
+Its messages are read by serve's Anthropic reader (:mod:`contextfold.core.wire.anthropic`), so
+a session replayed from its log and one seen through ``contextfold serve`` are the same
+messages. Attachments (the context Claude Code adds to a request) become parts of the
+user-side message they follow, counted as the text the log says the model was shown.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""A Claude Code log's conversations: its lines linked by ``parentUuid`` into trees, and the
-path each conversation took.
+"""A Claude Code log's conversations: lines linked by ``parentUuid`` into trees, one a
+conversation (the session, a sidechain, a stretch after a compaction's boundary line).
 
-Each line names the line before it, so a log is a forest: one tree per conversation (the
-session, each sidechain of its subagents, each stretch after a compaction, whose boundary line
-starts a new tree). A tree branches where Claude Code retried a call (a streaming fallback
-leaves the abandoned reply behind), where the user went back to an earlier turn, and where
-lines hang off the conversation (a hook's report, a parallel call's result). The conversation
-is the path from the tree's root to its last-written leaf: the one Claude Code itself resumes.
+A tree branches where Claude Code retried a call, where the user went back to an earlier turn,
+and where lines hang off the conversation (a hook's report, a parallel call's result). The
+conversation is the path from the root to the last-written leaf: the one Claude Code resumes.
 """
 
 from __future__ import annotations
