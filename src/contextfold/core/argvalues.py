@@ -27,8 +27,9 @@ __all__ = [
     "trivial",
 ]
 
-SHELL_TOOLS = frozenset({"bash", "shell", "execute_bash"})
-"""Tools whose string arguments are shell commands."""
+SHELL_TOOLS = frozenset({"bash", "shell", "execute_bash", "run_shell_command"})
+"""Tools whose string arguments are shell commands, by name in any case (Claude Code's is
+``Bash``, Gemini CLI's ``run_shell_command``)."""
 
 _TOKEN = re.compile(r"[^\s'\"`|;&<>(){}\[\],=$]+")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -61,7 +62,7 @@ def call_values(call: ToolCall) -> list[Leaf]:
 
 def shell_call(call: ToolCall) -> bool:
     """Whether ``call`` runs a shell command (its values follow :func:`shell_values`)."""
-    return call.name in SHELL_TOOLS
+    return call.name.lower() in SHELL_TOOLS
 
 
 def shell_text(message: AssistantMessage) -> str:
