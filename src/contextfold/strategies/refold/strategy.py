@@ -80,6 +80,8 @@ class RefoldStrategy:
             cfg.spans,
             cfg.min_run,
             notes=not cfg.keep_text,
+            thinking=not cfg.keep_thinking,
+            inputs=cfg.inputs,
         )
         self.rule = CostRule(PRICE_TABLES[cfg.prices], cfg.horizon)
         self._history: History | None = None
