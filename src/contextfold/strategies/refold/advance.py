@@ -1,12 +1,10 @@
 """What a change of refold's settled prefix costs and saves, and the rent that weighs it.
 
-Settling more steps (an advance) or applying pending changes to steps already settled rewrites
-the cached prompt from the first changed token on. Either is made only when the reads it saves
-over the calls still expected outweigh that write and the restores it may cost, under the price
-table (:class:`~.cost.CostRule`): :func:`advance` and :func:`pending` give the figures,
-:class:`Rent` weighs them for :mod:`.boundary`. What the agent wrote itself (a note, its
-thinking, its long inputs: :mod:`.own`) risks no restore; a note never makes the first advance
-on its own.
+Settling more steps (an advance) or applying pending changes to settled steps rewrites the cached
+prompt from the first changed token on: made only when the reads saved over the calls expected
+outweigh that write and the restores risked (:class:`~.cost.CostRule`). :func:`advance` and
+:func:`pending` give the figures, :class:`Rent` weighs them. What the agent wrote itself
+(:mod:`.own`) risks no restore; a note never makes the first advance on its own.
 """
 
 from __future__ import annotations

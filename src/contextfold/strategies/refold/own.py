@@ -1,12 +1,10 @@
 """What the agent wrote itself, in a settled step: its thinking and its long tool inputs.
 
-Neither is evidence a later call takes a value from (argument availability reads the agent's own
-calls only where they are shell commands, and never its thinking), so leaving them out of the
-settled prefix risks no restore, and both come back verbatim: ``restore(step=N,
-part='thinking')`` and ``restore(step=N, part='calls')``. The latest steps keep theirs: the
-boundary never passes the latest call, and a provider resends the thinking of the latest turn
-only (Anthropic requires the last assistant message's thinking blocks while its tools run, and
-drops earlier turns' itself). Deterministic: a step always becomes the same message.
+Neither is evidence a later call takes a value from (argument availability reads the agent's calls
+only as shell commands), so leaving them out risks no restore; both come back verbatim with
+``restore(step=N, part='thinking'|'calls')``. The steps after the boundary keep theirs: a provider
+resends the thinking of the latest turn only (Anthropic requires the last assistant message's
+thinking blocks while its tools run, and drops earlier turns' itself).
 """
 
 from __future__ import annotations
