@@ -15,6 +15,7 @@ from contextfold.commands.inspect import inspect
 from contextfold.commands.listings import models, profiles, strategies
 from contextfold.commands.live import run, tasks
 from contextfold.commands.replay import replay
+from contextfold.commands.savings import savings
 from contextfold.commands.serve import serve
 from contextfold.commands.wrap import WrapCommand, wrap
 
@@ -34,7 +35,7 @@ app = _App(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-for command in (replay, demo, run, serve, inspect, strategies, tasks, models, profiles):
+for command in (replay, savings, demo, run, serve, inspect, strategies, tasks, models, profiles):
     app.command(cls=Command)(command)
 app.command(cls=WrapCommand)(wrap)
 bench_app.command("sufficiency", cls=Command)(sufficiency)

@@ -20,9 +20,20 @@ from contextfold.commands.options import (
 )
 from contextfold.core.errors import ContextFoldError
 
-__all__ = ["serve"]
+__all__ = ["ControlOpt", "serve"]
 
-INSTALL_HINT = "pip install 'contextfold[serve]'  (starlette, uvicorn, httpx)"
+INSTALL_HINT = "pip install 'contextfold[serve]'  (starlette, uvicorn, httpx, prometheus-client)"
+
+ControlOpt = Annotated[
+    float,
+    typer.Option(
+        min=0.0,
+        max=1.0,
+        help="Share of sessions left unfolded as a control group (0.1: a tenth, chosen by a "
+        "hash of each session and kept in the store); compare the arms with contextfold "
+        "savings --compare.",
+    ),
+]
 
 
 def serve(
@@ -114,6 +125,7 @@ def serve(
             "time one ends; start a later proxy from it with --experience."
         ),
     ] = None,
+    control: ControlOpt = 0.0,
 ) -> None:
     """Serve a proxy that gives any agent context folding: POST /v1/chat/completions,
     /v1/messages (and /count_tokens) and /v1/responses, as the upstream allows (see
@@ -154,6 +166,7 @@ def serve(
         learn=learn,
         idle_end=DEFAULT_IDLE_END if idle_end is None else idle_end,
         save_experience=save_experience,
+        control=control,
     )
     try:
         proxy = build_proxy(config)

@@ -38,9 +38,16 @@ __all__ = [
     "add_usage",
 ]
 
-USAGE_KEYS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens")
+USAGE_KEYS = (
+    "prompt_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "cache_write_1h_tokens",
+    "completion_tokens",
+)
 """A call's usage: every prompt token (cached or not), those read from the provider's cache,
-those written to it, and the completion's."""
+those written to it (all of them; ``cache_write_1h_tokens``: the part written for an hour,
+Anthropic's), and the completion's."""
 
 Delta = tuple[str, Any]
 """A piece of a streamed reply: ``("text", str)``, ``("reasoning", str)``, ``("block",

@@ -66,6 +66,8 @@ class Rounds:
     """Each earlier round's marker lines (cut from its text)."""
     usage: dict[str, int] = field(default_factory=dict)
     markers: Markers = field(default_factory=Markers)
+    sent: Call | None = None
+    """The latest call (:meth:`call`), for the ledger."""
 
     @classmethod
     def start(
@@ -91,7 +93,7 @@ class Rounds:
         earlier calls of them written out, :meth:`spelled_out`)."""
         own = [] if self.last else self.own
         messages = self.spelled_out() if self.last else list(self.messages)
-        return Call(
+        self.sent = Call(
             self.request,
             messages,
             own,
@@ -100,6 +102,7 @@ class Rounds:
             self.provenance,
             cached_through=self.cached_through,
         )
+        return self.sent
 
     def spelled_out(self) -> list[Message]:
         """The messages with the rounds' calls of the strategy's tools taken out of their

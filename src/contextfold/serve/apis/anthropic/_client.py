@@ -25,13 +25,18 @@ from contextfold.serve.streaming import sse
 __all__ = ["AnthropicStream", "AnthropicWriter", "anthropic_usage"]
 
 
-def anthropic_usage(usage: dict[str, int]) -> dict[str, int]:
+def anthropic_usage(usage: dict[str, int]) -> dict[str, Any]:
     """A call's usage in Anthropic's form (input counted apart from cache reads and writes)."""
     read, written = usage.get("cached_tokens", 0), usage.get("cache_write_tokens", 0)
+    hour = usage.get("cache_write_1h_tokens", 0)
     return {
         "input_tokens": max(0, usage.get("prompt_tokens", 0) - read - written),
         "cache_creation_input_tokens": written,
         "cache_read_input_tokens": read,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": written - hour,
+            "ephemeral_1h_input_tokens": hour,
+        },
         "output_tokens": usage.get("completion_tokens", 0),
     }
 
