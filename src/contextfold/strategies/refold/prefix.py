@@ -15,7 +15,8 @@ from contextfold.core.messages import AssistantMessage, SystemMessage, ToolMessa
 from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
 from contextfold.strategies.refold.entries import Entry
 from contextfold.strategies.refold.markers import parse_markers
-from contextfold.strategies.refold.policy import NOTE, fold_summary, settled_text, text_path
+from contextfold.strategies.refold.own import settle_agent
+from contextfold.strategies.refold.policy import fold_summary
 from contextfold.strategies.refold.repeats import Repeats, repeat_stub
 from contextfold.strategies.refold.spans import SeenOutputs
 from contextfold.strategies.supersede import resource_key, superseded_stub
@@ -41,6 +42,11 @@ class Operators:
     min_run: int = 8
     notes: bool = False
     """The agent's own text of a settled step becomes a note (:mod:`.policy`)."""
+    thinking: bool = False
+    """A settled step's thinking is left out (:mod:`.own`)."""
+    inputs: int = 0
+    """A settled step's call arguments longer than this many characters are left out
+    (:mod:`.own`; 0: none)."""
 
 
 @dataclass(slots=True)
@@ -109,7 +115,8 @@ class PrefixRenderer:
 
     Per step, in order: a user step stays verbatim; an agent step marked stale becomes a one-line
     note carrying its PROGRESS text (fold); otherwise its text becomes a note with its calls kept
-    (notes; :mod:`.policy`), and each tool output is replaced by a stub when
+    (notes; :mod:`.policy`), its thinking and long inputs left out (:mod:`.own`), and each tool
+    output is replaced by a stub when
     masking is on (mask; not an output the agent came back to, see :mod:`.reach`), when a later
     step re-ran the same call (supersede), or when an earlier output already shows the same text
     (dedup), and else shortened where runs of lines repeat an earlier output (span dedup).
@@ -188,19 +195,28 @@ class PrefixRenderer:
         out.elide(Elision((step,), reason, tokens - kept, _restore(step)))
 
     def _agent(self, step: int, entry: Entry, out: ViewBuilder) -> None:
-        """The agent's message: its text a note when the policy says so (notes), its calls
-        as they are; a step that only restores keeps its message (nothing to say there)."""
+        """The agent's message: without its thinking and long inputs, its text a note, as
+        the operators say (:mod:`.own`); a step that only restores keeps its message (nothing
+        to say there)."""
         msg, tokens, prov = entry
         assert isinstance(msg, AssistantMessage)
-        noted = None
-        if self.ops.notes and not restores_only(msg):
-            progress = self.state.progress.get(step)
-            noted = settled_text(step, msg, tokens, progress=progress, count=self.history.count)
-        if noted is None:
+        ops = self.ops
+        if restores_only(msg):
             out.add(msg, tokens, prov)
             return
-        out.add(noted[0], noted[1], Provenance(prov.steps, "transformed"))
-        out.elide(Elision((step,), NOTE, tokens - noted[1], text_path(step)))
+        shown, kept, elisions = settle_agent(
+            step,
+            msg,
+            tokens,
+            thinking=ops.thinking,
+            inputs=ops.inputs,
+            notes=ops.notes,
+            progress=self.state.progress.get(step),
+            count=self.history.count,
+        )
+        out.add(shown, kept, Provenance(prov.steps, "transformed") if elisions else prov)
+        for elision in elisions:
+            out.elide(elision)
 
     def _stub(self, step: int, msg: ToolMessage, tokens: int) -> tuple[ToolMessage | None, str]:
         state, ops = self.state, self.ops

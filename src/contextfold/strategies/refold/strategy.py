@@ -1,11 +1,11 @@
 """``refold`` (ReFold, arXiv 2610.07863, made cache-aware). Its rule: the view shows the system
 prompt, the settled prefix, and in full every step from the boundary on (the ``window``-th latest
 step with outputs; long outputs cut, repeats stubbed as they arrive). Before the boundary an agent
-step's text becomes a one-line note (its PROGRESS text, else its first line) beside its calls, and
-its outputs stubs where they pay (:mod:`.policy`). The boundary advances only when the reads saved
-pay for rewriting the cache and the restores risked, under the price table (:mod:`.boundary`), or
-when the budget forces it. Everything removed comes back verbatim from the history, never edited:
-``restore(step=N)``, with ``lines="a-b"`` or ``part='text'`` (docs/strategies/refold.md).
+step's text becomes a one-line note beside its calls, its thinking and long inputs are left out
+(:mod:`.own`), its outputs stubs where they pay (:mod:`.policy`). The boundary advances only when
+the reads saved pay for rewriting the cache and the restores risked (:mod:`.boundary`), or when the
+budget forces it. Everything removed comes back verbatim: ``restore(step=N)``, with ``lines="a-b"``
+or ``part='text'|'calls'|'thinking'`` (docs/strategies/refold.md).
 """
 
 from __future__ import annotations
@@ -80,6 +80,8 @@ class RefoldStrategy:
             cfg.spans,
             cfg.min_run,
             notes=not cfg.keep_text,
+            thinking=not cfg.keep_thinking,
+            inputs=cfg.inputs,
         )
         self.rule = CostRule(PRICE_TABLES[cfg.prices], cfg.horizon)
         self._history: History | None = None
