@@ -5,6 +5,9 @@
   the code.
 - ``<!-- cli: COMMAND -->`` becomes the table of a command's arguments and options (``replay``,
   ``bench sufficiency``), read from the typer app: its ``--help``, as a table.
+- ``<!-- formats -->`` becomes the table of the trajectory formats replay reads, from the
+  importers' registry (name, what it is, the files a folder walk takes), each name a link to
+  its section of docs/measure/formats.md (the pages that use it are beside it).
 - The docstrings use Sphinx roles (``:class:`~contextfold.core.view.View```); in the reference
   pages they become plain code names (``View``).
 """
@@ -18,6 +21,7 @@ from contextfold.strategies.registry import strategy_class
 
 _OPTIONS = re.compile(r"<!-- options: ([\w.:-]+) -->")
 _CLI = re.compile(r"<!-- cli: ([\w -]+?) -->")
+_FORMATS = "<!-- formats -->"
 _ROLE = re.compile(r":(?:class|meth|func|mod|data|attr|exc|obj):<code>(~?)([^<]+)</code>")
 
 
@@ -75,7 +79,22 @@ def _default(param: Any) -> str:
     return f"`{_cell(str(value))}`"
 
 
+def formats_table() -> str:
+    """Markdown table of the importers' registry, in its order of precedence."""
+    from contextfold.importers.registry import FORMATS
+
+    rows = ["| format | what it is | a folder walk takes |", "|---|---|---|"]
+    for f in FORMATS:
+        suffixes = ", ".join(f"`*{s}`" for s in f.suffixes)
+        summary = _cell(f.summary)
+        for char, entity in (("<", "&lt;"), ("*", "\\*"), ("{", "&#123;"), ("}", "&#125;")):
+            summary = summary.replace(char, entity)  # not markup: attr_list reads {...}
+        rows.append(f"| [`{f.name}`](formats.md#{f.name}) | {summary} | {suffixes} |")
+    return "\n".join(rows)
+
+
 def on_page_markdown(markdown: str, **_: Any) -> str:
+    markdown = markdown.replace(_FORMATS, formats_table()) if _FORMATS in markdown else markdown
     markdown = _CLI.sub(lambda m: cli_table(m.group(1)), markdown)
     return _OPTIONS.sub(lambda m: options_table(m.group(1)), markdown)
 

@@ -14,7 +14,7 @@ from contextfold.commands.demo import demo
 from contextfold.commands.inspect import inspect
 from contextfold.commands.listings import models, profiles, strategies
 from contextfold.commands.live import run, tasks
-from contextfold.commands.replay import replay
+from contextfold.commands.replay import replay, replay_epilog
 from contextfold.commands.savings import savings
 from contextfold.commands.serve import serve
 from contextfold.commands.wrap import WrapCommand, wrap
@@ -35,7 +35,8 @@ app = _App(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-for command in (replay, savings, demo, run, serve, inspect, strategies, tasks, models, profiles):
+app.command(cls=Command, epilog=replay_epilog())(replay)
+for command in (savings, demo, run, serve, inspect, strategies, tasks, models, profiles):
     app.command(cls=Command)(command)
 app.command(cls=WrapCommand)(wrap)
 bench_app.command("sufficiency", cls=Command)(sufficiency)

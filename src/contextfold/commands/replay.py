@@ -53,7 +53,15 @@ if TYPE_CHECKING:
     from contextfold.core.folds import FoldRecord
     from contextfold.strategies.folding import FolderSource
 
-__all__ = ["replay"]
+__all__ = ["replay", "replay_epilog"]
+
+
+def replay_epilog() -> str:
+    """The formats replay reads, from the importers' registry: one line each."""
+    from contextfold.importers.registry import FORMATS
+
+    head = "Formats, told apart by content (folders are searched recursively):"
+    return "\n\n".join([head, *(f"{f.name}: {f.summary}" for f in FORMATS)])
 
 
 def replay(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from contextfold.core.messages import AssistantMessage, Message
-from contextfold.serve.layout import text_pieces, with_pieces
+from contextfold.core.wire.layout import text_pieces, with_pieces
 
 __all__ = ["Cut", "MarkerFilter", "Markers", "joined", "reply_key"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from contextfold.core.messages import Message, ToolCall, ToolMessage, UserMessage
+from contextfold.core.wire.layout import fill, layout_of
 from contextfold.serve.errors import ApiError
-from contextfold.serve.layout import fill, layout_of
 
 __all__ = ["after_results", "carried", "gemini_refused"]
 

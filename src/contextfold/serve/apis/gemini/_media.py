@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from contextfold.core.messages import Message, ToolCall, ToolMessage, UserMessage
+from contextfold.core.wire.layout import fill, layout_of
 from contextfold.serve.apis.chat.media import gemini_refused
 from contextfold.serve.apis.gemini._names import bad
 from contextfold.serve.errors import ApiError
-from contextfold.serve.layout import fill, layout_of
 
 __all__ = ["check_for_chat", "foreign_media"]
 

@@ -3,7 +3,7 @@
 A model content is one assistant message (its text parts joined, its ``functionCall`` parts
 its calls); a user content is a tool message per ``functionResponse`` part and a user message
 for its text. What strategies have no field for (a ``thoughtSignature``, a thought, an image,
-how the text was split) is kept in the message's layout (:mod:`~contextfold.serve.layout`),
+how the text was split) is kept in the message's layout (:mod:`~contextfold.core.wire.layout`),
 so it is written back as it came (:mod:`._write`).
 """
 
@@ -25,9 +25,9 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.parts import Part
+from contextfold.core.wire.layout import layout_part, raw, template_of
+from contextfold.core.wire.media import media_tokens
 from contextfold.serve.apis.gemini._names import bad
-from contextfold.serve.layout import layout_part, raw, template_of
-from contextfold.serve.media import media_tokens
 
 __all__ = ["API", "MINTED", "read_contents", "read_model", "read_system"]
 

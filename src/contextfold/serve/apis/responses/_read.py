@@ -2,7 +2,7 @@
 
 Strategies see only the four message kinds; everything they have no field for (reasoning with
 its ``encrypted_content``, an item's id and status, images) stays in the message's layout
-(:mod:`~contextfold.serve.layout`) and is written back as it came (:mod:`._write`).
+(:mod:`~contextfold.core.wire.layout`) and is written back as it came (:mod:`._write`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from contextfold.core.messages import (
 )
 from contextfold.core.parts import Part
 from contextfold.core.tokens import approx_tokens
+from contextfold.core.wire.layout import layout_part, raw, template_of
+from contextfold.core.wire.media import media_tokens
 from contextfold.serve.errors import ApiError
-from contextfold.serve.layout import layout_part, raw, template_of
-from contextfold.serve.media import media_tokens
 
 __all__ = ["API", "OUTPUT_ITEMS", "read_input", "read_output"]
 
@@ -77,7 +77,7 @@ def read_input(raw: Any, where: str = "input", *, system_first: bool = False) ->
     and shell calls; each ``*_call_output`` is a :class:`~contextfold.core.messages.ToolMessage`.
     Everything the message kinds have no field for (reasoning with its ``encrypted_content``,
     an item's id and status, images, a developer role) stays in the message's layout
-    (:mod:`~contextfold.serve.layout`) and is written back as it came (:mod:`._write`). The
+    (:mod:`~contextfold.core.wire.layout`) and is written back as it came (:mod:`._write`). The
     request's ``instructions`` is the system message
     (:func:`._routes.parse_responses_request`).
     """
