@@ -52,7 +52,7 @@ def short_inputs(step: int, message: AssistantMessage, limit: int) -> AssistantM
 
 
 def _short(step: int, call: ToolCall, limit: int) -> ToolCall:
-    if shell_call(call):
+    if len(call.arguments) <= limit or shell_call(call):  # no argument is longer than all
         return call
     try:
         arguments = json.loads(call.arguments)
@@ -84,34 +84,39 @@ def settle_agent(
 ) -> tuple[AssistantMessage, int, list[Elision]]:
     """A settled agent message: without its thinking (``thinking``), its inputs longer than
     ``inputs`` characters left out (0: none), its text a note (``notes``, :mod:`.policy`);
-    with its tokens and one elision for each that shortened it."""
+    with its tokens and one elision for each that shortened it. The message is counted once
+    without its thinking and long inputs, the tokens that saves shared between the two by the
+    characters each left out."""
     elisions: list[Elision] = []
-    if thinking and (plain := without_thinking(message)) is not None:
-        message, tokens = _shorter(step, message, tokens, plain, THINKING, count, elisions)
-    if inputs and (short := short_inputs(step, message, inputs)) is not None:
-        message, tokens = _shorter(step, message, tokens, short, INPUT, count, elisions)
+    plain = without_thinking(message) if thinking else None
+    short = short_inputs(step, plain or message, inputs) if inputs else None
+    if (shorter := short or plain) is not None and (kept := count(shorter)) < tokens:
+        # a part may weigh tokens and no characters (an image): the thinking share is then 1
+        dropped = max(_chars(message) - _chars(plain), 1) if plain is not None else 0
+        cut = _chars(plain or message) - _chars(short) if short is not None else 0
+        saved = tokens - kept
+        ours = saved * dropped // (dropped + cut)
+        for reason, share, made in ((THINKING, ours, plain), (INPUT, saved - ours, short)):
+            if made is not None:
+                elisions.append(Elision((step,), reason, share, _path(step, reason)))
+        message, tokens = shorter, kept
     if notes and (noted := settled_text(step, message, tokens, progress=progress, count=count)):
         elisions.append(Elision((step,), NOTE, tokens - noted[1], text_path(step)))
         message, tokens = noted
     return message, tokens, elisions
 
 
-def _shorter(
-    step: int,
-    message: AssistantMessage,
-    tokens: int,
-    new: AssistantMessage,
-    reason: str,
-    count: Callable[[Message], int],
-    elisions: list[Elision],
-) -> tuple[AssistantMessage, int]:
-    """``new`` and its tokens when it is shorter than ``message`` (an elision added)."""
-    kept = count(new)
-    if kept >= tokens:
-        return message, tokens
-    path = _calls_path(step) if reason == INPUT else _thinking_path(step)
-    elisions.append(Elision((step,), reason, tokens - kept, path))
-    return new, kept
+def _chars(message: AssistantMessage | None) -> int:
+    """What a message's thinking, parts and calls weigh, in characters."""
+    if message is None:
+        return 0
+    parts = sum(len(p.text) for p in message.parts)
+    calls = sum(len(c.arguments) for c in message.tool_calls)
+    return len(message.reasoning or "") + parts + calls
+
+
+def _path(step: int, reason: str) -> RestorePath:
+    return _calls_path(step) if reason == INPUT else _thinking_path(step)
 
 
 def _thinking_path(step: int) -> RestorePath:

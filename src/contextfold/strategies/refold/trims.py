@@ -114,13 +114,13 @@ class Trims:
     def _holding(self, content: str, lines: Sequence[str]) -> set[int]:
         """The lines (from 0) holding a named value."""
         whole = PreparedText(content)
-        present = [(v, r) for v, r in self._named.items() if r and whole.holds(v, r)]
+        present = [(v, v.lower(), r) for v, r in self._named.items() if r and whole.holds(v, r)]
         if not present:
             return set()
         out = set()
         for no, line in enumerate(lines):
             low = line.lower()
-            found = [(v, r) for v, r in present if v.lower() in low]
+            found = [(v, r) for v, lowered, r in present if lowered in low]
             if found and any(PreparedText(line).holds(v, r) for v, r in found):
                 out.add(no)
         return out
