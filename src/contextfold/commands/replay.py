@@ -45,6 +45,7 @@ from contextfold.commands.options import (
     resolve_profile,
 )
 from contextfold.core.errors import ContextFoldError
+from contextfold.core.store.opening import display_store, is_postgres_url
 
 if TYPE_CHECKING:
     from contextfold.bench.cluster import FolderChoice, RaySweep
@@ -65,7 +66,10 @@ def replay_epilog() -> str:
 
 
 def replay(
-    paths: Annotated[list[Path], typer.Argument(help="Trajectory files or folders.")],
+    paths: Annotated[
+        list[str],
+        typer.Argument(help="Trajectory files or folders, or a store's postgresql:// URL."),
+    ],
     strategy: StrategiesOpt = ["full"],  # noqa: B006  (typer reads the default)
     profile: ProfileOpt = None,
     budget: BudgetOpt = None,
@@ -124,7 +128,7 @@ def replay(
 ) -> None:
     """Replay recorded trajectories through strategies and compare what each would send."""
     for path in paths:
-        if not path.exists():
+        if not is_postgres_url(path) and not Path(path).exists():
             fail(f"{path} does not exist")
     if limit is not None and limit < 1:
         fail(f"--limit must be at least 1, got {limit}")
@@ -176,7 +180,7 @@ class _ReplayOptions:
     rerun_pricing: bool = True
 
 
-def _read(paths: list[Path], limit: int | None) -> list[Any]:
+def _read(paths: list[str], limit: int | None) -> list[Any]:
     """The trajectories (and import errors) of every path; at most ``limit`` of each."""
     from contextfold.importers import Trajectory, iter_trajectories
 
@@ -193,7 +197,7 @@ def _read(paths: list[Path], limit: int | None) -> list[Any]:
 
 
 def _run_replay(
-    paths: list[Path],
+    paths: list[str],
     specs: list[str],
     profile_name: str | None,
     json_out: Path | None,
@@ -282,15 +286,15 @@ def _sweep(stack: ExitStack, options: _ReplayOptions) -> RaySweep | None:
     return stack.enter_context(ray_sweep(options.ray, workers=options.workers))
 
 
-def _require_replayed(paths: list[Path], result: Any, json_out: Path | None) -> None:
+def _require_replayed(paths: list[str], result: Any, json_out: Path | None) -> None:
     """Exit 1 (after naming what was skipped) when no trajectory could be replayed."""
     if any(res.rows for res in result.strategies.values()):
         return
     print_skipped(result.import_errors, 10, "skipped")
     save(json_out, result.to_json())
-    where = ", ".join(str(p) for p in paths)
+    where = ", ".join(display_store(p) for p in paths)
     skipped = len(result.import_errors)
-    why = f"{skipped} skipped, see above" if skipped else "no .json or .jsonl file found"
+    why = f"{skipped} skipped, see above" if skipped else "no file in a format it reads"
     err_console.print(
         f"[red]error:[/red] no trajectories to replay in {where} ({why}); give files in a "
         "supported format (see `contextfold replay --help`)",

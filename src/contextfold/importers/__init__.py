@@ -1,10 +1,10 @@
 """Importers for recorded agent trajectories in their native formats.
 
-Every format is one object in the registry (:mod:`.registry`): Claude Code's session logs,
-tau2-bench results, tau-bench (v1) trajectory lists, mini-swe-agent ``*.traj.json``, SWE-agent
-``*.traj`` and plain JSONL, told apart by content, whatever the file's name. A batch never stops
-on a bad file: whatever goes wrong becomes an error naming the file, counted, and the rest is
-read.
+Every format is one object in the registry (:mod:`.registry`): the logs of Claude Code, Codex
+CLI and Gemini CLI, contextfold's own store, tau2-bench results, tau-bench (v1) trajectory
+lists, mini-swe-agent ``*.traj.json``, SWE-agent ``*.traj`` and plain JSONL, told apart by
+content, whatever the file's name. A batch never stops on a bad file: whatever goes wrong
+becomes an error naming the file, counted, and the rest is read.
 """
 
 from __future__ import annotations
@@ -13,9 +13,18 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from contextfold.core.errors import ImportFormatError
+from contextfold.core.store import is_postgres_url
 from contextfold.importers.base import RecordedCall, Trajectory
-from contextfold.importers.probe import Format, Item, Probe, Unparsed, looks_like_trajectory
+from contextfold.importers.probe import (
+    Format,
+    Item,
+    Probe,
+    Unparsed,
+    Unreadable,
+    looks_like_trajectory,
+)
 from contextfold.importers.registry import FORMATS, claiming, format_names
+from contextfold.importers.store import SQLITE_MAGIC, read_store
 from contextfold.importers.walk import discover
 
 __all__ = ["FORMATS", "Format", "RecordedCall", "Trajectory", "iter_trajectories", "load_file"]
@@ -30,10 +39,15 @@ def iter_trajectories(paths: Iterable[str | Path]) -> Iterator[Trajectory | Impo
     folders that no format claims (a ``report.json``, a config) are skipped silently; only
     files that look like a trajectory but are broken are errors. Whatever goes wrong while reading
     one file (a file nested too deep for the parser, a FIFO or device named ``*.json``, an
-    importer's own bug) becomes an error naming the file.
+    importer's own bug) becomes an error naming the file. A ``postgresql://`` URL is a store.
     """
-    for path, explicit in discover(paths):
-        yield from _read_guarded(Probe(path, explicit=explicit))
+    seen: set[str] = set()
+    for raw in paths:
+        if is_postgres_url(raw):
+            yield from read_store(str(raw))
+            continue
+        for path, explicit in discover([raw], seen=seen):
+            yield from _read_guarded(Probe(path, explicit=explicit))
 
 
 def load_file(path: str | Path) -> list[Trajectory]:
@@ -70,8 +84,15 @@ def _read(probe: Probe) -> Iterator[Item]:
     if found is not None:
         yield from found.read(probe)
         return
+    if probe.head.startswith(SQLITE_MAGIC):
+        if probe.explicit:
+            problem = "an SQLite database but not a contextfold store: no sessions to read"
+            yield ImportFormatError(probe.name, "file", problem)
+        return
     data = probe.document
-    if isinstance(data, Unparsed):
+    if isinstance(data, Unreadable):
+        yield data.error
+    elif isinstance(data, Unparsed):
         if probe.explicit or looks_like_trajectory(probe.text):
             exc = data.error
             position = f"line {exc.lineno}, column {exc.colno}"

@@ -17,7 +17,15 @@ from typing import Any
 from contextfold.core.errors import ImportFormatError
 from contextfold.importers.base import Trajectory
 
-__all__ = ["HEAD_BYTES", "Format", "Item", "Probe", "Unparsed", "looks_like_trajectory"]
+__all__ = [
+    "HEAD_BYTES",
+    "Format",
+    "Item",
+    "Probe",
+    "Unparsed",
+    "Unreadable",
+    "looks_like_trajectory",
+]
 
 Item = Trajectory | ImportFormatError
 """What reading a file yields: each trajectory, or the error that stops one from being read."""
@@ -40,6 +48,13 @@ class Unparsed:
     """A file that is not one JSON document, and why (the decoder's error)."""
 
     error: json.JSONDecodeError
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A file that cannot be read as UTF-8 text, and the error that says so."""
+
+    error: ImportFormatError
 
 
 class Probe:
@@ -75,12 +90,14 @@ class Probe:
 
     @cached_property
     def document(self) -> Any:
-        """The whole file as one JSON value, or :class:`Unparsed` (not JSON, or JSON lines);
-        :class:`ImportFormatError` when it cannot be read."""
+        """The whole file as one JSON value, :class:`Unparsed` (not JSON, or JSON lines), or
+        :class:`Unreadable` (not UTF-8 text)."""
         try:
             return json.loads(self.text)
         except json.JSONDecodeError as exc:
             return Unparsed(exc)
+        except ImportFormatError as exc:
+            return Unreadable(exc)
 
     @cached_property
     def first_lines(self) -> tuple[Any, ...]:

@@ -4,13 +4,26 @@ format is one module with a :class:`~contextfold.importers.probe.Format` and one
 
 from __future__ import annotations
 
-from contextfold.importers import claude_code, jsonl, miniswe, sweagent, tau2, taubench
+from contextfold.importers import (
+    claude_code,
+    codex,
+    gemini_cli,
+    jsonl,
+    miniswe,
+    store,
+    sweagent,
+    tau2,
+    taubench,
+)
 from contextfold.importers.probe import Format, Probe
 
 __all__ = ["FORMATS", "SUFFIXES", "claiming", "format_names"]
 
 FORMATS: tuple[Format, ...] = (
     claude_code.FORMAT,
+    codex.FORMAT,
+    gemini_cli.FORMAT,
+    store.FORMAT,
     tau2.FORMAT,
     taubench.FORMAT,
     sweagent.FORMAT,

@@ -13,15 +13,19 @@ __all__ = ["discover"]
 
 
 def discover(
-    paths: Iterable[str | Path], suffixes: tuple[str, ...] = SUFFIXES
+    paths: Iterable[str | Path],
+    suffixes: tuple[str, ...] = SUFFIXES,
+    *,
+    seen: set[str] | None = None,
 ) -> Iterator[tuple[Path, bool]]:
     """Each file to read, with whether it was named explicitly (not found in a folder).
 
     Paths are taken in the order given; folders are searched recursively for files ending in
-    one of ``suffixes``, each folder's in sorted order. A file reached twice is read once. A
-    path that does not exist is passed on (reading it reports it).
+    one of ``suffixes``, each folder's in sorted order. A file reached twice is read once (in
+    this call, or in any that shares ``seen``). A path that does not exist is passed on (reading
+    it reports it).
     """
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
     for raw in paths:
         path = Path(raw)
         found = [(p, False) for p in _walk(path, suffixes)] if path.is_dir() else [(path, True)]

@@ -16,14 +16,10 @@ from contextfold.core.errors import ImportFormatError
 from contextfold.importers.base import Trajectory
 from contextfold.importers.claude_code.conversation import conversation, replies
 from contextfold.importers.claude_code.lines import Lines, parse_lines
-from contextfold.importers.claude_code.session import (
-    labeled,
-    main_model,
-    recorded_call,
-    system_of,
-)
+from contextfold.importers.claude_code.session import labeled, recorded_call, system_of
 from contextfold.importers.claude_code.threads import Thread, threads
 from contextfold.importers.probe import Format, Item, Probe
+from contextfold.importers.records import main_model
 from contextfold.importers.steps import group_steps
 
 __all__ = ["FORMAT"]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfold.core.errors import ImportFormatError
+from contextfold.importers.records import broken_line
 
 __all__ = ["BOOKKEEPING", "CHAINED", "Line", "Lines", "parse_lines"]
 
@@ -82,8 +83,7 @@ def parse_lines(path: str, numbered: Iterable[tuple[int, str]]) -> Lines:
         data = _parse(text)
         if data is None:
             out.counts["broken"] += 1
-            problem = "a broken line (not one JSON object: cut short, or cut in two): skipped"
-            out.errors.append(ImportFormatError(path, f"line {number}", problem))
+            out.errors.append(broken_line(path, number))
             continue
         kind = data.get("type")
         if not isinstance(kind, str):

@@ -9,10 +9,8 @@ user-side message they follow, counted as the text the log says the model was sh
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
 from contextfold.core.billing import BilledUsage
@@ -24,6 +22,7 @@ from contextfold.core.wire import anthropic
 from contextfold.importers.base import RecordedCall
 from contextfold.importers.claude_code.conversation import Conversation, Reply
 from contextfold.importers.claude_code.lines import Line
+from contextfold.importers.records import count, iso_time
 
 __all__ = ["ATTACHMENT", "attachment_text", "labeled", "recorded_call", "system_of"]
 
@@ -142,7 +141,7 @@ def recorded_call(reply: Reply) -> RecordedCall:
     model = line.message.get("model")
     return RecordedCall(
         usage=_usage(line.message.get("usage")),
-        at=_time(reply.lines[0].data.get("timestamp")),
+        at=iso_time(reply.lines[0].data.get("timestamp")),
         model=model if isinstance(model, str) else None,
         output_final=bool(final),
     )
@@ -151,36 +150,16 @@ def recorded_call(reply: Reply) -> RecordedCall:
 def _usage(raw: Any) -> BilledUsage | None:
     if not isinstance(raw, Mapping):
         return None
-    written = _count(raw, "cache_creation_input_tokens")
+    written = count(raw, "cache_creation_input_tokens")
     split = raw.get("cache_creation")
-    hour = _count(split, "ephemeral_1h_input_tokens") if isinstance(split, Mapping) else 0
+    hour = count(split, "ephemeral_1h_input_tokens") if isinstance(split, Mapping) else 0
     if not written and isinstance(split, Mapping):
-        written = hour + _count(split, "ephemeral_5m_input_tokens")
+        written = hour + count(split, "ephemeral_5m_input_tokens")
     hour = min(hour, written)
     return BilledUsage(
-        input_tokens=_count(raw, "input_tokens"),
-        cache_read_tokens=_count(raw, "cache_read_input_tokens"),
+        input_tokens=count(raw, "input_tokens"),
+        cache_read_tokens=count(raw, "cache_read_input_tokens"),
         cache_write_tokens=written - hour,
         cache_write_1h_tokens=hour,
-        output_tokens=_count(raw, "output_tokens"),
+        output_tokens=count(raw, "output_tokens"),
     )
-
-
-def _count(data: Mapping[str, Any], key: str) -> int:
-    value = data.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _time(value: Any) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def main_model(calls: Sequence[RecordedCall]) -> str | None:
-    """The model most of the calls name."""
-    named = Counter(c.model for c in calls if c.model)
-    return named.most_common(1)[0][0] if named else None
