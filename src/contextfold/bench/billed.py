@@ -30,6 +30,7 @@ __all__ = [
     "MEASURES",
     "Bill",
     "SessionBilling",
+    "bill_entry",
     "bill_row",
     "billed_json",
     "compared",
@@ -210,19 +211,17 @@ def compared(
         row = rows.get((bill["source"], bill["id"]))
         if row is None:
             continue
-        billed = {key: bill[key] for key, _ in MEASURES}
+        entry = bill_entry(bill)
         sim = measures(simulated(row), bill["model"])
-        out.append(
-            {
-                "id": bill["id"],
-                "source": bill["source"],
-                "model": bill["model"],
-                "billed": billed,
-                "full": sim,
-                "error": errors(billed, sim),
-            }
-        )
+        out.append({**entry, "full": sim, "error": errors(entry["billed"], sim)})
     return out
+
+
+def bill_entry(bill: Mapping[str, Any]) -> dict[str, Any]:
+    """A bill row (:func:`bill_row`) with its measures under ``billed``."""
+    keys = {key for key, _ in MEASURES}
+    entry = {k: v for k, v in bill.items() if k not in keys}
+    return {**entry, "billed": {key: bill[key] for key, _ in MEASURES}}
 
 
 def errors(billed: Mapping[str, float], sim: Mapping[str, float]) -> dict[str, float | None]:
@@ -233,7 +232,7 @@ def errors(billed: Mapping[str, float], sim: Mapping[str, float]) -> dict[str, f
 def billed_json(result: ReplayResult) -> dict[str, Any]:
     """The bills of a replay in total (``billed``), and beside them, where ``full`` was
     replayed, its simulated figures (``full``), each measure's ``error``, the per-session
-    ``spread`` of the errors and every trajectory's comparison (``rows``)."""
+    ``spread`` of the errors and every trajectory's comparison (``sessions``)."""
     bills = result.bills
     total = {key: sum(b[key] for b in bills) for key, _ in MEASURES}
     out: dict[str, Any] = {
@@ -249,7 +248,7 @@ def billed_json(result: ReplayResult) -> dict[str, Any]:
         sim = {key: sum(r["full"][key] for r in rows) for key, _ in MEASURES}
         out.update(compared=len(rows), billed=billed, full=sim, error=errors(billed, sim))
         out["spread"] = {key: spread([r["error"][key] for r in rows]) for key, _ in MEASURES}
-    out["rows"] = rows or [dict(b) for b in bills]
+    out["sessions"] = rows or [bill_entry(b) for b in bills]
     return out
 
 

@@ -251,6 +251,10 @@ def _run_replay(
     read = plural(len(items) - len(result.import_errors), "trajectory", "trajectories")
     title = f"replay: {read}, profile {profile.name}, tokenizer {counter.name}"
     console.print(replay_table(result, title=title, width=console.width))
+    if result.bills:
+        from contextfold.bench.billed_report import billed_table
+
+        console.print(billed_table(result))
     if options.by_source:
         _print_by_source(result)
     console.print(f"wall time {wall:.2f} s (reading, counting, folding, rendering, metering)")
