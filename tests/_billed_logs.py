@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfold.core.billing import BilledUsage
+from contextfold.core.calibration import THINKING_WEIGHT
 from contextfold.core.messages import AssistantMessage, UserMessage
 from contextfold.core.tokens import ApproxCounter
 from contextfold.importers import Trajectory, iter_trajectories
@@ -38,7 +39,7 @@ class Step:
 @dataclass(frozen=True, slots=True)
 class Provider:
     """How the test's provider bills: its tokens are ``scale`` times the approximate counter's
-    (a thinking block's 1.5 times more), behind an unlogged ``prefix`` of which the first call
+    (a thinking block's :data:`THINKING_WEIGHT` times more), behind an unlogged ``prefix`` of which the first call
     reads ``first_read`` from an earlier session's cache; ``tail`` tokens after the breakpoint."""
 
     model: str = "claude-sonnet-4-5-20250929"
@@ -129,7 +130,7 @@ def _counts(messages: list[tuple[Any, int]], provider: Provider) -> list[float]:
     out = []
     for i, (message, tokens) in enumerate(messages):
         thought = _thought(message)
-        out.append(tokens - thought if i < turn else tokens + 0.5 * thought)
+        out.append(tokens - thought if i < turn else tokens + (THINKING_WEIGHT - 1) * thought)
     return out
 
 
@@ -140,4 +141,4 @@ def _thought(message: Any) -> int:
 
 
 def _reply_tokens(message: Any, tokens: int, provider: Provider) -> int:
-    return round(provider.scale * (tokens + 0.5 * _thought(message)))
+    return round(provider.scale * (tokens + (THINKING_WEIGHT - 1) * _thought(message)))

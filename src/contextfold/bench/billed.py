@@ -82,12 +82,15 @@ def session_billing(
     counter: TokenCounter,
     *,
     thinking_weight: float = THINKING_WEIGHT,
+    thinking: Thinking | None = None,
 ) -> SessionBilling:
     """The billing of ``traj`` (its ``steps`` counted by ``counter``): the model's rules, and
     where every recorded call's usage is known and billed the conversation as recorded, the
-    calibration and the bill."""
+    calibration and the bill. ``thinking_weight`` and ``thinking`` (which turns' thinking is
+    counted; default: the model's rule) are for measuring the calibration itself."""
     known = model_price(traj.model)
-    thinking: Thinking = known.thinking if known else "all"
+    if thinking is None:
+        thinking = known.thinking if known else "all"
     billed = _billed(traj, steps)
     if billed is None:
         return SessionBilling(traj.model, cache_rule(traj.model), thinking=thinking)
@@ -96,6 +99,7 @@ def session_billing(
     calibration = calibrate(
         prompts,
         billed,
+        replies=replies,
         outputs=[u.output_tokens for u in billed],
         final=[c.output_final for c in traj.calls],
         thinking=thinking_weight,

@@ -15,9 +15,9 @@ from contextfold.core.billing import BilledUsage, Thinking
 from contextfold.core.messages import AssistantMessage, Message, UserMessage
 from contextfold.core.tokens import TokenCounter
 
-__all__ = ["THINKING_WEIGHT", "Calibration", "Counting", "calibrate"]
+__all__ = ["THINKING_WEIGHT", "Calibration", "Counting", "calibrate", "output_scale"]
 
-THINKING_WEIGHT = 1.5
+THINKING_WEIGHT = 1.75
 """What a resent thinking block bills, per token the counter makes of the thinking a log keeps,
 relative to the rest of a message (the log keeps a summary of the thinking; the provider
 counts the block it signed). Fitted on the calibration half of claude-code-dev; measured in
@@ -26,6 +26,10 @@ docs/decisions/measurement.md."""
 SCALE_RANGE = (0.25, 4.0)
 """A fitted scale outside this is taken for a session the fit cannot read (a prompt that
 shrank): its calibration keeps the counter's own scale."""
+
+OUTPUT_PRIOR_TOKENS = 500
+"""The prompt's scale counts in the fit of a session's output scale as much as this many
+counted tokens of replies whose final count the log holds."""
 
 PRIOR_TOKENS = 5_000
 """The counter's own scale (1.0) counts in a session's fit as much as this many counted
@@ -45,8 +49,11 @@ class Calibration:
     prefix_read: int = 0
     """Of the prefix, what the first call read from a cache that earlier sessions wrote."""
     tail: int = 0
-    """Tokens after a prompt's last cache breakpoint, never cached (the bill's typical
-    uncached input per call)."""
+    """Tokens after a prompt's last cache breakpoint, never cached (the bill's mean uncached
+    input per call after the first)."""
+    first_tail: int = 0
+    """The same of the first call (its billed uncached input: Claude Code 2.1 leaves the first
+    prompt's own message out of its breakpoints)."""
     hour: float = 0.0
     """The share of the bill's cache writes made for an hour."""
     outputs: tuple[int, ...] = ()
@@ -56,6 +63,9 @@ class Calibration:
     logs a streamed reply with the count its stream began with)."""
     thinking: float = 1.0
     """Weight of the thinking resent, per counted token (:data:`THINKING_WEIGHT` when fitted)."""
+    output_scale: float | None = None
+    """Billed output tokens per counted token of a reply, from the replies whose final count
+    the log holds (None: ``scale``)."""
 
     @property
     def fitted(self) -> bool:
@@ -68,7 +78,8 @@ class Calibration:
         logged = self.outputs[call] if call is not None and call < len(self.outputs) else 0
         if call is not None and call < len(self.final) and self.final[call]:
             return logged
-        return max(logged, round(counted * self.scale))
+        scale = self.scale if self.output_scale is None else self.output_scale
+        return max(logged, round(counted * scale))
 
 
 @dataclass(slots=True)
@@ -136,13 +147,15 @@ def calibrate(
     counted: Sequence[float],
     billed: Sequence[BilledUsage],
     *,
+    replies: Sequence[float] = (),
     outputs: Sequence[int] = (),
     final: Sequence[bool] = (),
     thinking: float = 1.0,
 ) -> Calibration:
     """The calibration of a session whose ``k``-th call sent logged messages the counter made
     ``counted[k]`` of (thinking weighted by ``thinking``) and was billed ``billed[k]``; its log
-    records each call's ``outputs``, ``final`` where the count is the final one.
+    records each call's ``outputs``, ``final`` where the count is the final one, of a reply
+    the counter made ``replies[k]`` of.
 
     The prefix is what the first call's billed prompt holds beyond its logged messages; the
     scale makes the rest of every prompt add up to the bill: with ``P`` the prefix, ``s`` the
@@ -159,16 +172,29 @@ def calibrate(
     if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
         scale = 1.0
     prefix = max(round(first - scale * counted[0]), 0)
-    later = sorted(b.input_tokens for b in billed[1:]) or [billed[0].input_tokens]
+    later = [b.input_tokens for b in billed[1:]] or [billed[0].input_tokens]
     written = sum(b.cache_write_tokens + b.cache_write_1h_tokens for b in billed)
     hour = sum(b.cache_write_1h_tokens for b in billed) / written if written else 0.0
     return Calibration(
         scale=scale,
         prefix=prefix,
         prefix_read=min(billed[0].cache_read_tokens, prefix),
-        tail=later[len(later) // 2],
+        tail=round(sum(later) / len(later)),
+        first_tail=billed[0].input_tokens,
         hour=hour,
         outputs=tuple(outputs),
         final=tuple(final),
         thinking=thinking,
+        output_scale=output_scale(scale, replies, outputs, final),
     )
+
+
+def output_scale(
+    scale: float, replies: Sequence[float], outputs: Sequence[int], final: Sequence[bool]
+) -> float:
+    """Billed output per counted reply token over the calls whose final count is known, the
+    prompt's ``scale`` weighing as :data:`OUTPUT_PRIOR_TOKENS` of them (a reply resent as
+    input carries more than its output did: the chat template; some thinking no log shows)."""
+    known = [(o, r) for o, r, f in zip(outputs, replies, final, strict=False) if f]
+    billed = sum(o for o, _ in known) + OUTPUT_PRIOR_TOKENS * scale
+    return billed / (sum(r for _, r in known) + OUTPUT_PRIOR_TOKENS)

@@ -137,8 +137,9 @@ class Meter:
         prompt = self.counting.prompt(counts, tools) if prompt_tokens is None else prompt_tokens
         read = self._read(view, counts, tools, at) if cached_tokens is None else cached_tokens
         cal = self.counting.calibration
-        usage = self.cache.bill(prompt, completion_tokens, read=read, tail=cal.tail, hour=cal.hour)
-        tail = cal.tail if self.cache.breakpoints else 0
+        tail = cal.tail if self._previous is not None else cal.first_tail
+        usage = self.cache.bill(prompt, completion_tokens, read=read, tail=tail, hour=cal.hour)
+        tail = tail if self.cache.breakpoints else 0
         self._previous = _Sent(view.messages, counts, self.cache.cached(prompt - tail), at)
         record = CallRecord(
             prompt_tokens=prompt,
