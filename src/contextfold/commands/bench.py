@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from contextfold.commands.common import (
@@ -126,7 +127,7 @@ def sufficiency(
 
         save(runs_out, [result_json(r) for r in results])
     if plot is not None:
-        console.print(f"wrote {plot}", soft_wrap=True)
+        console.print(f"wrote {plot}", soft_wrap=True, markup=False)
 
 
 def _check_sufficiency(
@@ -230,7 +231,7 @@ def _save_learned(path: Path, learned: dict[Setting, Experience]) -> None:
 
     taught = {spec_label(s.strategy): e for s, e in learned.items() if e.lengths}
     save_experiences(path, taught)
-    console.print(f"wrote {path} (what each strategy learned)", soft_wrap=True)
+    console.print(f"wrote {path} (what each strategy learned)", soft_wrap=True, markup=False)
 
 
 def _print_failures(results: list[RunResult], limit: int = 10) -> None:
@@ -240,8 +241,11 @@ def _print_failures(results: list[RunResult], limit: int = 10) -> None:
         s = r.setting
         why = r.error or f"skipped {r.skipped or 'nothing'}, untold {r.untold or 'nothing'}"
         console.print(
-            f"[yellow]reward {r.reward:.0f}[/yellow] {s.strategy} budget={s.budget} "
-            f"{'noisy' if s.noisy else 'normal'} task {r.task_id}: {why}",
+            f"[yellow]reward {r.reward:.0f}[/yellow] "
+            + escape(
+                f"{s.strategy} budget={s.budget} {'noisy' if s.noisy else 'normal'} "
+                f"task {r.task_id}: {why}"
+            ),
             soft_wrap=True,
         )
     if len(failed) > limit:

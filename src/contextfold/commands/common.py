@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from typer.core import TyperCommand
 
@@ -120,17 +121,18 @@ def make_progress() -> Progress:
 
 
 def fail(message: str) -> NoReturn:
-    """One line on stderr and exit 2: the CLI's answer to bad input."""
-    err_console.print(f"[red]error:[/red] {message}", soft_wrap=True)
+    """One line on stderr and exit 2: the CLI's answer to bad input. ``message`` is text, not
+    markup (an install hint's ``'contextfold[serve]'``, a path, a spec are shown as given)."""
+    err_console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(2)
 
 
 def print_skipped(messages: list[str], limit: int, label: str) -> None:
     for message in messages[:limit]:
-        err_console.print(f"[yellow]{label}:[/yellow] {message}", soft_wrap=True)
+        err_console.print(f"[yellow]{escape(label)}:[/yellow] {escape(message)}", soft_wrap=True)
     if len(messages) > limit:
         more = len(messages) - limit
-        err_console.print(f"[yellow]{label}:[/yellow] ... and {more} more (all in --json)")
+        err_console.print(f"[yellow]{escape(label)}:[/yellow] ... and {more} more (all in --json)")
 
 
 def ray_argv(argv: list[str]) -> list[str]:

@@ -115,7 +115,7 @@ def _export(catalog: Catalog, out: Path) -> None:
         written = export_site(catalog, out)
     except (OSError, ContextFoldError) as exc:
         fail(f"cannot export to {out}: {exc}")
-    console.print(f"wrote {len(written)} files to {out}; open {out / 'index.html'}")
+    console.print(f"wrote {len(written)} files to {out}; open {out / 'index.html'}", markup=False)
 
 
 def _serve(catalog: Catalog, port: int) -> None:

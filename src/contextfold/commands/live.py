@@ -128,7 +128,7 @@ def run(
     if store is not None:
         from contextfold.core.store import display_store
 
-        console.print(f"session {session} in {display_store(store)}")
+        console.print(f"session {session} in {display_store(store)}", markup=False)
     save(json_out, summary)
 
 
@@ -223,7 +223,9 @@ def _open_session(
     if resume is None and chosen in known:
         fail(f"session {chosen!r} already exists in {path}; continue it with --resume {chosen}")
     verb = "continuing" if resume else "recording"
-    err_console.print(f"{verb} session {chosen} in {path} (after a crash: --resume {chosen})")
+    err_console.print(
+        f"{verb} session {chosen} in {path} (after a crash: --resume {chosen})", markup=False
+    )
     return store, chosen
 
 
@@ -240,5 +242,5 @@ def _print_step(step: Step) -> None:
         if line or not calls:
             console.print(f"[{style}][{step.index}] {role}:[/{style}] {rich_escape(line)}")
         for call in calls:
-            shown = rich_escape(call.arguments[:200])
-            console.print(f"[{style}][{step.index}] -> {call.name}({shown})[/{style}]")
+            shown = rich_escape(f"[{step.index}] -> {call.name}({call.arguments[:200]})")
+            console.print(f"[{style}]{shown}[/{style}]")

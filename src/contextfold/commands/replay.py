@@ -249,7 +249,9 @@ def _run_replay(
 
         learned = {k: e for k, e in result.experiences.items() if e.lengths}
         save_experiences(experience[1], learned)
-        console.print(f"wrote {experience[1]} (what each strategy learned)", soft_wrap=True)
+        console.print(
+            f"wrote {experience[1]} (what each strategy learned)", soft_wrap=True, markup=False
+        )
     for label, res in result.strategies.items():
         print_skipped(res.errors, 5, f"skipped ({label})")
     print_skipped(result.import_errors, 10, "skipped")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+from rich.markup import escape
 from typer.core import TyperCommand
 
 from contextfold.commands.common import Command, err_console, fail
@@ -146,7 +147,8 @@ def _own_proxy(
 
 def _not_installed(name: str, title: str, install: str) -> NoReturn:
     err_console.print(
-        f"[red]error:[/red] {name} ({title}) is not installed (not on PATH): {install}",
+        "[red]error:[/red] "
+        + escape(f"{name} ({title}) is not installed (not on PATH): {install}"),
         soft_wrap=True,
         highlight=False,
     )
