@@ -4,7 +4,8 @@
   its pydantic ``Config`` (name, default, description), so the options are written once, in
   the code.
 - ``<!-- cli: COMMAND -->`` becomes the table of a command's arguments and options (``replay``,
-  ``bench sufficiency``), read from the typer app: its ``--help``, as a table.
+  ``bench sufficiency``), read from the typer app: its ``--help``, as a table, and the
+  paragraphs its help closes with (its epilog).
 - The docstrings use Sphinx roles (``:class:`~contextfold.core.view.View```); in the reference
   pages they become plain code names (``View``).
 """
@@ -40,7 +41,7 @@ def options_table(name: str) -> str:
 
 
 def cli_table(name: str) -> str:
-    """Markdown: a command's help, then a row per argument and visible option."""
+    """Markdown: a row per argument and visible option of a command, then its epilog."""
     from typer.core import TyperArgument, TyperGroup
     from typer.main import get_command
 
@@ -57,9 +58,9 @@ def cli_table(name: str) -> str:
             continue
         names = ", ".join(f"`{n}`" for n in (*param.opts, *param.secondary_opts))
         if isinstance(param, TyperArgument):
-            names = f"`{param.name.upper()}`"
+            names = f"`{param.metavar or param.name.upper()}`"
         rows.append(f"| {names} | {_default(param)} | {_cell(param.help or '')} |")
-    return "\n".join(rows)
+    return "\n\n".join(["\n".join(rows), *(command.epilog or "").split("\n\n")])
 
 
 def _default(param: Any) -> str:

@@ -3,10 +3,15 @@ hints keep their extra's name, paths and specs their brackets), and its words ar
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.core import TyperGroup
+from typer.main import get_command
 from typer.testing import CliRunner
 
 from contextfold.cli import app
@@ -42,3 +47,69 @@ def test_a_path_or_spec_with_brackets_is_shown_as_given(tmp_path: Path) -> None:
     assert res.exit_code == 2 and f"{missing} does not exist" in res.output
     res = runner.invoke(app, ["replay", str(tmp_path), "-s", "nosuch[bold]x"])
     assert "nosuch[bold]x" in res.output, res.output
+
+
+# --- help a person reads at 80 columns --------------------------------------------------------
+
+
+def _screens(group: Any = None, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """The argv of every help screen: the app's, each group's and each command's (hidden
+    ones too: their --help still answers)."""
+    group = group or get_command(app)
+    yield prefix
+    for name, command in group.commands.items():
+        if isinstance(command, TyperGroup):
+            yield from _screens(command, (*prefix, name))
+        else:
+            yield (*prefix, name)
+
+
+SCREENS = list(_screens())
+TYPE_LABEL = re.compile(r"<(?:list\[)?(?:str|int|float|path|Path|bool)\b[^>]*>")
+
+
+@pytest.mark.parametrize("argv", SCREENS, ids=lambda argv: " ".join(argv) or "contextfold")
+def test_every_help_screen_fits_80_columns_untruncated(argv: tuple[str, ...]) -> None:
+    res = runner.invoke(app, [*argv, "--help"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert "…" not in res.output, res.output
+    assert max(len(line) for line in lines) <= 80, res.output
+    assert not TYPE_LABEL.search(res.output), res.output  # values named by their metavars
+    usage = next(line for line in lines if "Usage:" in line)
+    assert "{" not in usage and "<" not in usage, usage
+
+
+def test_the_help_screens_are_all_there() -> None:
+    names = {" ".join(argv) for argv in SCREENS}
+    assert {"", "replay", "serve", "wrap", "bench", "bench sufficiency", "bench cache"} <= names
+
+
+def test_replay_help_is_a_screen_or_two_with_its_details_after_the_options() -> None:
+    out = runner.invoke(app, ["replay", "--help"], env={"COLUMNS": "80"}).output
+    assert len(out.splitlines()) <= 100
+    assert "replay [OPTIONS] PATH..." in out
+    for value in (
+        "--strategy   -s      SPEC",
+        "--tokenizer             NAME",
+        "--no-restore-pricing",
+    ):
+        assert value in out, value
+    assert out.index("Restores and re-runs") < out.index("approx-4cpt: an estimate")
+
+
+def test_version() -> None:
+    from importlib.metadata import version
+
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.output == f"contextfold {version('contextfold')}\n"
+    assert "--version" in runner.invoke(app, ["--help"], env={"COLUMNS": "80"}).output
+
+
+def test_demo_and_run_cap_steps_by_one_name_and_demo_steps_still_parses() -> None:
+    for argv in (["demo"], ["run"]):
+        shown = runner.invoke(app, [*argv, "--help"], env={"COLUMNS": "80"}).output
+        assert "--max-steps" in shown and "--steps " not in shown
+    res = runner.invoke(app, ["demo", "--no-live", "--steps", "3"])
+    assert res.exit_code == 0, res.output
+    assert "--steps is now --max-steps" in res.output

@@ -120,7 +120,7 @@ def test_the_verdict_says_when_cutting_costs_more_than_it_saves() -> None:
 @pytest.mark.slow
 @pytest.mark.embedded
 def test_the_live_part_shows_the_models_tool_calls() -> None:
-    res = runner.invoke(app, ["demo", "-s", "refold", "--steps", "2", "--threads", "1"])
+    res = runner.invoke(app, ["demo", "-s", "refold", "--max-steps", "2", "--threads", "1"])
     assert res.exit_code == 0, res.output
     live = res.output[res.output.index("2. Live") : res.output.index("\nVerdict\n")]
     assert "shows the machinery (tool calls, views, metering), not skill" in live

@@ -24,6 +24,7 @@ from contextfold.commands.common import (
     make_progress,
     save,
 )
+from contextfold.commands.helpscreen import Group
 from contextfold.commands.options import (
     DEFAULT_PRICES,
     BaseUrlOpt,
@@ -54,23 +55,34 @@ if TYPE_CHECKING:
 __all__ = ["bench_app", "cache", "sufficiency"]
 
 bench_app = typer.Typer(
-    help="Benchmarks: tau2 sufficiency, a real engine's prefix cache.", no_args_is_help=True
+    help="Benchmarks: tau2 sufficiency, a real engine's prefix cache.",
+    no_args_is_help=True,
+    cls=Group,
 )
 
 
 def sufficiency(
-    domain: Annotated[str, typer.Option(help="tau2 domain: airline, retail or telecom.")],
+    domain: Annotated[
+        str, typer.Option(metavar="DOMAIN", help="tau2 domain: airline, retail or telecom.")
+    ],
     strategy: StrategiesOpt = ["full"],  # noqa: B006  (typer reads the default)
     budget: Annotated[
         list[int],
-        typer.Option(min=1, help="Context budget in tokens (repeat it); none: unlimited."),
+        typer.Option(
+            min=1, metavar="TOKENS", help="Context budget in tokens; repeat it (default: none)."
+        ),
     ] = [],  # noqa: B006
     noisy: Annotated[bool, typer.Option("--noisy", help="Pad tool outputs (noisy mode).")] = False,
     both: Annotated[bool, typer.Option("--both", help="Run normal and noisy mode.")] = False,
-    tasks: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks.")] = None,
-    task: Annotated[list[str], typer.Option("--task", help="Only these task ids.")] = [],  # noqa: B006
+    tasks: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="Only the first N tasks.")
+    ] = None,
+    task: Annotated[
+        list[str], typer.Option("--task", metavar="ID", help="Only this task; repeat it.")
+    ] = [],  # noqa: B006
     workers: Annotated[
-        int, typer.Option(min=1, help="Processes, or Ray tasks at once (tasks run in parallel).")
+        int,
+        typer.Option(min=1, metavar="N", help="Processes, or Ray tasks, running tasks at once."),
     ] = 2,
     ray: RayOpt = None,
     learn: LearnOpt = False,
@@ -79,9 +91,13 @@ def sufficiency(
     json_out: JsonOpt = None,
     runs_out: Annotated[
         Path | None,
-        typer.Option("--runs", help="Write every run (one task under one setting) here."),
+        typer.Option(
+            "--runs", metavar="PATH", help="Write every run (a task under a setting) here."
+        ),
     ] = None,
-    plot: Annotated[Path | None, typer.Option(help="Draw context tokens per step (PNG).")] = None,
+    plot: Annotated[
+        Path | None, typer.Option(metavar="PATH", help="Draw context tokens per step (PNG).")
+    ] = None,
     profile: ProfileOpt = None,
     tokenizer: TokenizerOpt = None,
     prices: PricesOpt = DEFAULT_PRICES,
@@ -253,7 +269,9 @@ def _print_failures(results: list[RunResult], limit: int = 10) -> None:
 
 
 def cache(
-    steps: Annotated[int, typer.Option(min=2, help="Steps in the scripted session.")] = 30,
+    steps: Annotated[
+        int, typer.Option(min=2, metavar="N", help="Steps in the scripted session.")
+    ] = 30,
     threads: ThreadsOpt = 2,
     json_out: JsonOpt = None,
 ) -> None:
@@ -293,7 +311,9 @@ def cache(
 
 
 def cache_bench_alias(
-    steps: Annotated[int, typer.Option(min=2, help="Steps in the scripted session.")] = 30,
+    steps: Annotated[
+        int, typer.Option(min=2, metavar="N", help="Steps in the scripted session.")
+    ] = 30,
     threads: ThreadsOpt = 2,
     json_out: JsonOpt = None,
 ) -> None:

@@ -65,7 +65,9 @@ def demo(
         bool,
         typer.Option("--live/--no-live", help="After the replay, run the embedded model live."),
     ] = True,
-    steps: Annotated[int, typer.Option(min=1, help="Agent steps of the live run.")] = 8,
+    max_steps: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Agent steps of the live run at most.")
+    ] = 8,
     threads: ThreadsOpt = 2,
 ) -> None:
     """Replay the bundled sample sessions, run the embedded model live, name the best.
@@ -85,7 +87,7 @@ def demo(
     console.print(_table(results, title))
     console.print()
     console.print(_legend())
-    outcome = _live(steps, threads) if live else None
+    outcome = _live(max_steps, threads) if live else None
     _print_verdict(results, outcome)
 
 

@@ -12,8 +12,10 @@ import typer
 
 from contextfold.bench.output import plural
 from contextfold.commands.common import (
+    APPROX,
     check_args,
     console,
+    counter_note,
     err_console,
     fail,
     folder_choice,
@@ -24,6 +26,8 @@ from contextfold.commands.common import (
 )
 from contextfold.commands.options import (
     DEFAULT_PRICES,
+    METERING,
+    RAY,
     BaseUrlOpt,
     BudgetOpt,
     ExperienceOpt,
@@ -53,11 +57,15 @@ if TYPE_CHECKING:
     from contextfold.core.folds import FoldRecord
     from contextfold.strategies.folding import FolderSource
 
-__all__ = ["replay"]
+__all__ = ["replay", "replay_epilog"]
+
+RESTORES = "Restores and re-runs (priced by default)"
 
 
 def replay(
-    paths: Annotated[list[Path], typer.Argument(help="Trajectory files or folders.")],
+    paths: Annotated[
+        list[Path], typer.Argument(metavar="PATH...", help="Trajectory files or folders.")
+    ],
     strategy: StrategiesOpt = ["full"],  # noqa: B006  (typer reads the default)
     profile: ProfileOpt = None,
     budget: BudgetOpt = None,
@@ -67,7 +75,8 @@ def replay(
     folder: FolderOpt = None,
     base_url: BaseUrlOpt = None,
     limit: Annotated[
-        int | None, typer.Option(help="Only the first N trajectories of each path.")
+        int | None,
+        typer.Option(metavar="N", help="Only the first N trajectories of each path."),
     ] = None,
     fold_cache: FoldCacheOpt = None,
     no_fold_cache: NoFoldCacheOpt = False,
@@ -75,8 +84,9 @@ def replay(
         bool,
         typer.Option(
             "--hindsight",
-            help="Add the hindsight bound: the smallest views that lose no value a later call "
-            "takes, found knowing the recorded future; prompt tokens also as a multiple of it.",
+            help="Add the hindsight bound: the smallest views that lose nothing a later call "
+            "takes.",
+            rich_help_panel=METERING,
         ),
     ] = False,
     threads: ThreadsOpt = 2,
@@ -86,31 +96,31 @@ def replay(
     ray: RayOpt = None,
     workers: Annotated[
         int | None,
-        typer.Option(min=1, help="With --ray: Ray tasks at once (default: the cluster's CPUs)."),
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="With --ray: Ray tasks at once (default: the cluster's CPUs).",
+            rich_help_panel=RAY,
+        ),
     ] = None,
     tool_schemas: ToolSchemasOpt = False,
     by_source: Annotated[
-        bool,
-        typer.Option(
-            "--by-source",
-            help="Also a table per file read: the workloads of a folder, each on its own.",
-        ),
+        bool, typer.Option("--by-source", help="Also one table per file read.")
     ] = False,
     restore_pricing: Annotated[
         bool,
         typer.Option(
             "--restore-pricing/--no-restore-pricing",
-            help="Restore what a recorded call needs and its view left out but can give back, "
-            "each restore a model call of its own, as a live agent would (on by default).",
+            help="Price a restore of what a call needs and its view left out.",
+            rich_help_panel=RESTORES,
         ),
     ] = True,
     rerun_pricing: Annotated[
         bool,
         typer.Option(
             "--rerun-pricing/--no-rerun-pricing",
-            help="Get again what a recorded call needs and its view lost (neither shown nor "
-            "restorable): a model call that runs its tool again, its recorded output back "
-            "whole, as a live agent would (on by default).",
+            help="Price a re-run of a tool whose output the view lost.",
+            rich_help_panel=RESTORES,
         ),
     ] = True,
 ) -> None:
@@ -149,6 +159,21 @@ def replay(
         fail(str(exc))
     _run_replay(
         paths, strategy, profile, json_out, options, folders, choice, (start, save_experience)
+    )
+
+
+def replay_epilog() -> str:
+    """``replay --help``'s closing paragraphs: what the table's header and the pricing
+    switches mean, and where the rest is written."""
+    return "\n\n".join(
+        [
+            "Figures are ratios to full's. The header names the model profile and the token "
+            f"counter; {counter_note(APPROX)}.",
+            "A recorded call may use a value its view left out: the agent would restore it "
+            "(a model call of its own) or, where nothing restores it, run its tool again; both "
+            "are priced unless --no-restore-pricing or --no-rerun-pricing.",
+            "More: docs/measure/replay.md; every option: docs/reference/cli.md.",
+        ]
     )
 
 
@@ -239,6 +264,9 @@ def _run_replay(
     read = plural(len(items) - len(result.import_errors), "trajectory", "trajectories")
     title = f"replay: {read}, profile {profile.name}, tokenizer {counter.name}"
     console.print(replay_table(result, title=title, width=console.width))
+    note = counter_note(counter.name)
+    if note is not None:
+        console.print(note, markup=False, highlight=False)
     if options.by_source:
         _print_by_source(result)
     console.print(f"wall time {wall:.2f} s (reading, counting, folding, rendering, metering)")
