@@ -3,7 +3,9 @@ hints keep their extra's name, paths and specs their brackets), and its words ar
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +19,8 @@ from typer.testing import CliRunner
 from contextfold.cli import app
 
 runner = CliRunner()
+MAIN = "import sys; from contextfold.cli import app; sys.argv[0] = 'contextfold'; app()"
+"""``contextfold ARGS...`` in a fresh interpreter of this checkout."""
 
 
 @pytest.mark.parametrize(
@@ -113,3 +117,27 @@ def test_demo_and_run_cap_steps_by_one_name_and_demo_steps_still_parses() -> Non
     res = runner.invoke(app, ["demo", "--no-live", "--steps", "3"])
     assert res.exit_code == 0, res.output
     assert "--steps is now --max-steps" in res.output
+
+
+# --- long work shows progress -----------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.tau2
+def test_bench_sufficiency_says_what_the_first_wait_is_and_counts_tasks_as_they_end() -> None:
+    """On a terminal (rich's TTY_COMPATIBLE stands in for one) the bar names the first wait,
+    each process loading tau2, then counts the tasks as they end."""
+    argv = ["bench", "sufficiency", "--domain", "telecom", "-s", "full", "--tasks", "2"]
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "TTY_COMPATIBLE": "1", "COLUMNS": "80", "PYTHONPATH": src}
+    done = subprocess.run(
+        [sys.executable, "-c", MAIN, *argv, "--workers", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "telecom: first tasks, loading tau2" in done.stderr
+    assert re.search(r"telecom\b[^\r\n]*2/2", done.stderr)

@@ -123,6 +123,8 @@ def test_the_live_part_shows_the_models_tool_calls() -> None:
     res = runner.invoke(app, ["demo", "-s", "refold", "--max-steps", "2", "--threads", "1"])
     assert res.exit_code == 0, res.output
     live = res.output[res.output.index("2. Live") : res.output.index("\nVerdict\n")]
+    loading, loaded = live.index("loading the embedded model"), live.index("\nloaded in ")
+    assert loading < loaded < live.index("task:")  # said before the first step's long wait
     assert "shows the machinery (tool calls, views, metering), not skill" in live
     assert "  [1] calculator(" in live and "  [2] calculator(" in live
     assert "- Live, the embedded model made 2 tool calls in 2 steps" in res.output

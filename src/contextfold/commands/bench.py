@@ -210,13 +210,14 @@ def _run(
     with ExitStack() as stack:
         sweep = stack.enter_context(ray_sweep(ray, workers=workers)) if ray else None
         progress = stack.enter_context(make_progress())
-        bar = progress.add_task(domain, total=len(ids))
+        # each process's first task also loads the domain's environment: the longest wait
+        bar = progress.add_task(f"{domain}: first tasks, loading tau2", total=len(ids))
         results = run_matrix(
             domain,
             ids,
             settings,
             workers=workers,
-            on_task=lambda _: progress.advance(bar),
+            on_task=lambda _: progress.update(bar, advance=1, description=domain),
             folder=folder,
             sweep=sweep,
             learn=learning[0],

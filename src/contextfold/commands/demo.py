@@ -34,9 +34,12 @@ from contextfold.core.messages import UserMessage
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from rich.status import Status
+
     from contextfold.bench.live import LiveResult
     from contextfold.bench.replay import ReplayResult
     from contextfold.core.history import Step
+    from contextfold.core.protocols import Model
 
 __all__ = ["DEMO_STRATEGIES", "LIVE_STRATEGY", "LIVE_TASK", "demo"]
 
@@ -184,8 +187,9 @@ def _prices(name: str) -> str:
 
 
 def _live(steps: int, threads: int) -> LiveResult | None:
-    """The live run, its steps printed as they come; None (said why) when it cannot run."""
-    from contextfold.bench.live import make_model, run_live
+    """The live run, its steps printed as they come (a spinner between them on a terminal);
+    None (said why) when it cannot run."""
+    from contextfold.bench.live import run_live
     from contextfold.core.counters import resolve_counter
 
     console.print(
@@ -197,20 +201,41 @@ def _live(steps: int, threads: int) -> LiveResult | None:
         "not skill."
     )
     try:
-        outcome = run_live(
-            LIVE_TASK,
-            None,
-            LIVE_STRATEGY,
-            lambda: make_model("local", threads=threads),
-            counter=resolve_counter("smollm2"),
-            max_steps=steps,
-            on_step=_print_step,
-        )
+        with console.status("loading the embedded model") as status:
+            outcome = run_live(
+                LIVE_TASK,
+                None,
+                LIVE_STRATEGY,
+                lambda: _load(threads, status),
+                counter=resolve_counter("smollm2"),
+                max_steps=steps,
+                on_step=lambda step: _stepped(step, steps, status),
+            )
     except ContextFoldError as exc:
         console.print(f"[yellow]live part skipped:[/yellow] {escape(str(exc))}")
         return None
     console.print(escape(_live_summary(outcome)))
     return outcome
+
+
+def _load(threads: int, status: Status) -> Model:
+    """The embedded model, said before and after it loads: the first step is a while off."""
+    from contextfold.models import LocalModel
+
+    console.print(f"loading the embedded model ({threads} CPU threads)...")
+    model = LocalModel(n_threads=threads)
+    console.print(
+        f"loaded in {model.load_seconds:.1f} s; each step is a model call on this CPU (the "
+        "first reads the whole prompt: the slowest)"
+    )
+    status.update("step 1: the model is reading the task")
+    return model
+
+
+def _stepped(step: Step, steps: int, status: Status) -> None:
+    _print_step(step)
+    if step.kind == "assistant" and step.index < steps:
+        status.update(f"step {step.index + 1} of {steps} at most: the model is writing")
 
 
 def _print_step(step: Step) -> None:
