@@ -141,3 +141,36 @@ def test_bench_sufficiency_says_what_the_first_wait_is_and_counts_tasks_as_they_
     assert done.returncode == 0, done.stderr
     assert "telecom: first tasks, loading tau2" in done.stderr
     assert re.search(r"telecom\b[^\r\n]*2/2", done.stderr)
+
+
+# --- the demo ends saying what to try next ----------------------------------------------------
+
+
+def test_the_demo_ends_with_what_to_try_next() -> None:
+    res = runner.invoke(app, ["demo", "--no-live"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    tail = res.output[res.output.rindex("\nNext\n") :]
+    for command in ("contextfold replay ", "contextfold serve ", "contextfold wrap ", "make docs"):
+        assert f"\n  {command}" in tail, command
+    assert res.output.rstrip().endswith(tail.rstrip())  # the last thing it says
+    assert len(tail.strip().splitlines()) == 7  # a line each, none wrapped at 80 columns
+
+
+# --- words used before they are explained -----------------------------------------------------
+
+
+def test_the_estimated_tokenizer_is_explained_where_its_name_is_shown() -> None:
+    from contextfold.core.tokens import ApproxCounter
+
+    sample = str(Path(__file__).resolve().parents[1] / "src" / "contextfold" / "data")
+    for argv in (["replay", sample], ["demo", "--no-live"]):
+        out = runner.invoke(app, argv, env={"COLUMNS": "80"}).output
+        assert f"tokenizer {ApproxCounter.name}" in out  # the header names it...
+        assert f"tokenizer {ApproxCounter.name}: an estimate, 4 ASCII characters" in out  # ...
+    assert "approx-4cpt: an estimate" in runner.invoke(app, ["replay", "--help"]).output
+
+
+def test_the_demo_names_its_price_table_as_everything_else_does() -> None:
+    out = runner.invoke(app, ["demo", "--no-live"], env={"COLUMNS": "80"}).output
+    assert "CarryOn's" not in out
+    assert "cost $         prompts and replies at the default prices" in out

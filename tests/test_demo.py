@@ -47,7 +47,7 @@ def test_the_demo_replays_the_samples_explains_every_column_and_ends_with_a_verd
         assert len(explained) == 1, header
     lines = [line for line in said.splitlines() if line.startswith("- ")]
     assert lines[0] == "- refold sent the fewest prompt tokens: 19.1k, 0.77x of full."
-    assert lines[1].startswith("- The cheapest depends on the prices: clip at CarryOn's prices")
+    assert lines[1].startswith("- The cheapest depends on the prices: clip at the default prices")
     assert "It lost nothing for good" in said
     assert "window, clip and mask drop what they leave out for good" in said
     assert "Live" not in out
@@ -97,7 +97,7 @@ def test_the_verdict_names_a_lossy_winner_and_a_split_on_prices() -> None:
     lines = verdict({"default": default, "openai": openai})
     assert lines[0] == "window sent the fewest prompt tokens: 500, 0.50x of full."
     assert lines[1] == (
-        "The cheapest depends on the prices: refold at CarryOn's prices, window at OpenAI's."
+        "The cheapest depends on the prices: refold at the default prices, window at OpenAI's."
     )
     assert lines[2].startswith("It lost 600 of the 600 tokens it left out for good")
     assert len(lines) == 3  # no other strategy lost anything or cost more than full

@@ -20,7 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from contextfold.bench.report import money, short_count
-from contextfold.commands.common import check_args, console, fail
+from contextfold.commands.common import check_args, console, counter_note, fail
 from contextfold.commands.options import (
     ProfileOpt,
     StrategiesOpt,
@@ -83,19 +83,24 @@ def demo(
         specs = ["full", *specs]  # every figure is a ratio to it
     check_args(specs, None)
     try:
-        results, title = _replay(specs, profile)
+        results, title, counter = _replay(specs, profile)
     except ContextFoldError as exc:
         fail(str(exc))
     console.print(_INTRO, end="\n\n")
     console.print(_table(results, title))
     console.print()
     console.print(_legend())
+    note = counter_note(counter, exact="replay --tokenizer")
+    if note is not None:
+        console.print(note, markup=False, highlight=False)
     outcome = _live(max_steps, threads) if live else None
     _print_verdict(results, outcome)
+    _print_next()
 
 
-def _replay(specs: list[str], profile_name: str | None) -> tuple[dict[str, ReplayResult], str]:
-    """The sample replayed once per price table (the same views; only the prices differ)."""
+def _replay(specs: list[str], profile_name: str | None) -> tuple[dict[str, ReplayResult], str, str]:
+    """The sample replayed once per price table (the same views; only the prices differ);
+    the results, the table's title and the token counter's name."""
     from contextfold.bench.replay import replay
     from contextfold.core.meter import PRICE_TABLES
     from contextfold.importers import iter_trajectories
@@ -116,7 +121,8 @@ def _replay(specs: list[str], profile_name: str | None) -> tuple[dict[str, Repla
         for table in TABLES
     }
     count = len(results[TABLES[0]].strategies["full"].rows)
-    return results, f"{count} sessions, profile {profile.name}, tokenizer {counter.name}"
+    title = f"{count} sessions, profile {profile.name}, tokenizer {counter.name}"
+    return results, title, counter.name
 
 
 def _summaries(results: dict[str, ReplayResult]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -162,7 +168,7 @@ def _legend() -> Table:
     grid.add_column()
     for column, meaning in (
         ("prompt tokens", "tokens sent to the model over all calls; Nx: ratio to full"),
-        ("cost $", f"prompts and replies at CarryOn's prices: {_prices('default')}"),
+        ("cost $", f"prompts and replies at the default prices: {_prices('default')}"),
         ("openai $", f"the same at OpenAI's: {_prices('openai')}"),
         (
             "reuse",
@@ -267,6 +273,28 @@ def _print_verdict(results: dict[str, ReplayResult], outcome: LiveResult | None)
     for line in lines:  # a sentence a line, wrapped under its own dash
         text = textwrap.fill(line, width=79, initial_indent="- ", subsequent_indent="  ")
         console.print(escape(text), soft_wrap=True)
+
+
+NEXT = (
+    ("contextfold replay YOUR_RUNS/ -s full -s refold", "your own recorded runs"),
+    ("contextfold serve --upstream URL", "the proxy, for any agent"),
+    ("contextfold wrap claude", "Claude Code through the proxy"),
+    ("contextfold inspect sessions.db", "call by call, what it saw"),
+    ("make docs", "the documentation, in site/"),
+)
+"""What to try after the demo (its last lines): a command, what it is for."""
+
+
+def _print_next() -> None:
+    console.print("\n[bold]Next[/bold]")
+    width = max(len(command) for command, _ in NEXT) + 2
+    for command, what in NEXT:
+        console.print(f"  {command:<{width}}{what}", markup=False, highlight=False)
+    console.print(
+        "  (wrap also runs codex and gemini; replay --help lists the formats it reads)",
+        markup=False,
+        highlight=False,
+    )
 
 
 def _live_line(outcome: LiveResult) -> str:
