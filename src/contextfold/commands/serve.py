@@ -3,6 +3,7 @@ Responses and Gemini's API (see :mod:`contextfold.serve`)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 from pathlib import Path
@@ -206,25 +207,28 @@ def serve(
         idle_end=DEFAULT_IDLE_END if idle_end is None else idle_end,
         save_experience=save_experience,
     )
+    from contextfold.serve.runner import listening_socket
+
+    try:  # the port first: a busy one is the answer, before anything says "serving"
+        sock = listening_socket(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc}; choose another --port")
     try:
         proxy = build_proxy(config)
         proxy.open()  # the store, checked and loaded before the server starts
     except (ContextFoldError, ValueError) as exc:
+        sock.close()
         fail(str(exc))
     apis = ", ".join(APIS[a].title for a in served_apis(proxy.upstream.wire.api))
     console.print(
         f"contextfold serve: http://{host}:{port}/v1 -> {redact_url(upstream)}, "
         f"strategy {strategy}; serving {apis}",
         soft_wrap=True,
+        markup=False,
     )
     if generated:
         err_console.print(f"bearer token (none given): {token}", soft_wrap=True, highlight=False)
-    from contextfold.serve.runner import listening_socket
-
-    try:
-        sock = listening_socket(host, port)
-    except OSError as exc:
-        proxy.close()
-        fail(f"cannot listen on {host}:{port}: {exc}")
+    # what the proxy logs (an upstream's error answered, a 5xx), one dated line each on stderr
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     settings = uvicorn.Config(create_app(proxy), log_level="warning", access_log=False)
     uvicorn.Server(settings).run(sockets=[sock])
