@@ -174,3 +174,42 @@ def test_the_demo_names_its_price_table_as_everything_else_does() -> None:
     out = runner.invoke(app, ["demo", "--no-live"], env={"COLUMNS": "80"}).output
     assert "CarryOn's" not in out
     assert "cost $         prompts and replies at the default prices" in out
+
+
+def test_an_empty_file_is_said_to_be_empty(tmp_path: Path) -> None:
+    empty, blank = tmp_path / "runs.jsonl", tmp_path / "more.jsonl"
+    empty.write_text("")
+    blank.write_text("\n  \n")
+    res = runner.invoke(app, ["replay", str(empty)])
+    assert res.exit_code == 1
+    assert res.output.strip() == f"error: {empty} is empty: no trajectories to replay"
+    res = runner.invoke(app, ["replay", str(empty), str(blank)])
+    assert f"{empty}, {blank} are empty" in res.output
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    res = runner.invoke(app, ["replay", str(folder), str(empty)], env={"COLUMNS": "200"})
+    assert f"({empty} is empty; no .json or .jsonl file in {folder})" in res.output
+
+
+def test_words_are_defined_before_the_cli_uses_them() -> None:
+    """refold's words (boundary, stub, settled) are in the architecture's vocabulary, and the
+    strategies listing describes refold without "settled"."""
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "architecture.md").read_text()
+    vocabulary = page[page.index("## Vocabulary") : page.index("## Layers")]
+    for word in ("**Stub**", "**Boundary**", "**settled prefix**", "*settled*"):
+        assert word in vocabulary, word
+    for argv in (["strategies"], ["strategies", "refold"]):
+        out = runner.invoke(app, argv, env={"COLUMNS": "200"}).output
+        assert "settled" not in out and "stub" in out
+
+
+def test_gemini_is_named_wherever_serve_says_what_it_serves() -> None:
+    top = runner.invoke(app, ["--help"], env={"COLUMNS": "80"}).output
+    assert "Gemini" in top[top.index("│ serve") :].split("│ inspect")[0]
+    serve = runner.invoke(app, ["serve", "--help"], env={"COLUMNS": "80"}).output
+    assert "generateContent" in serve and "gemini:URL" in serve
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    layout = readme[readme.index("## Layout") :]
+    [line] = [line for line in layout.splitlines() if line.strip().startswith("serve/")]
+    assert "Gemini" in line

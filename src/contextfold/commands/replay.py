@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from contextfold.bench.output import plural
 from contextfold.commands.common import (
@@ -312,10 +313,24 @@ def _require_replayed(paths: list[Path], result: Any, json_out: Path | None) -> 
     save(json_out, result.to_json())
     where = ", ".join(str(p) for p in paths)
     skipped = len(result.import_errors)
-    why = f"{skipped} skipped, see above" if skipped else "no .json or .jsonl file found"
-    err_console.print(
-        f"[red]error:[/red] no trajectories to replay in {where} ({why}); give files in a "
-        "supported format (see `contextfold replay --help`)",
-        soft_wrap=True,
-    )
+    empty = [str(p) for p in paths if _blank(p)]
+    if not skipped and len(empty) == len(paths):
+        said = f"{where} {'is' if len(empty) == 1 else 'are'} empty: no trajectories to replay"
+    else:
+        found = [f"{p} is empty" for p in empty]
+        found += [f"no .json or .jsonl file in {p}" for p in paths if p.is_dir()]
+        why = f"{skipped} skipped, see above" if skipped else "; ".join(found) or "none found"
+        said = (
+            f"no trajectories to replay in {where} ({why}); give files in a supported format "
+            "(see `contextfold replay --help`)"
+        )
+    err_console.print(f"[red]error:[/red] {escape(said)}", soft_wrap=True)
     raise typer.Exit(1)
+
+
+def _blank(path: Path) -> bool:
+    """Whether ``path`` is a file holding nothing but white space (read only if small)."""
+    if not path.is_file():
+        return False
+    size = path.stat().st_size
+    return size == 0 or (size < 1 << 20 and not path.read_bytes().strip())

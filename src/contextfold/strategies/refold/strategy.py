@@ -56,7 +56,7 @@ _EARLY_RETRY = 8
 
 
 class RefoldStrategy:
-    """Cache-aware stubs, folds and dedup of settled outputs; every removal restorable.
+    """Outputs before a boundary become stubs, one line naming restore; every removal restorable.
 
     Chunked, reversible rendering; also a chain member (``apply``) and a tool provider.
 
