@@ -6,6 +6,9 @@
 - ``<!-- cli: COMMAND -->`` becomes the table of a command's arguments and options (``replay``,
   ``bench sufficiency``), read from the typer app: its ``--help``, as a table, and the
   paragraphs its help closes with (its epilog).
+- ``<!-- formats -->`` becomes the table of the trajectory formats replay reads, from the
+  importers' registry (name, what it is, the files a folder walk takes), each name a link to
+  its section of docs/measure/formats.md (the pages that use it are beside it).
 - The docstrings use Sphinx roles (``:class:`~contextfold.core.view.View```); in the reference
   pages they become plain code names (``View``).
 """
@@ -19,6 +22,7 @@ from contextfold.strategies.registry import strategy_class
 
 _OPTIONS = re.compile(r"<!-- options: ([\w.:-]+) -->")
 _CLI = re.compile(r"<!-- cli: ([\w -]+?) -->")
+_FORMATS = "<!-- formats -->"
 _ROLE = re.compile(r":(?:class|meth|func|mod|data|attr|exc|obj):<code>(~?)([^<]+)</code>")
 
 
@@ -60,7 +64,8 @@ def cli_table(name: str) -> str:
         if isinstance(param, TyperArgument):
             names = f"`{param.metavar or param.name.upper()}`"
         rows.append(f"| {names} | {_default(param)} | {_cell(param.help or '')} |")
-    return "\n\n".join(["\n".join(rows), *(command.epilog or "").split("\n\n")])
+    epilog = [_text(p) for p in (command.epilog or "").split("\n\n") if p]
+    return "\n\n".join(["\n".join(rows), *epilog])
 
 
 def _default(param: Any) -> str:
@@ -76,7 +81,27 @@ def _default(param: Any) -> str:
     return f"`{_cell(str(value))}`"
 
 
+def formats_table() -> str:
+    """Markdown table of the importers' registry, in its order of precedence."""
+    from contextfold.importers.registry import FORMATS
+
+    rows = ["| format | what it is | a folder walk takes |", "|---|---|---|"]
+    for f in FORMATS:
+        suffixes = ", ".join(f"`*{s}`" for s in f.suffixes)
+        summary = _text(_cell(f.summary))
+        rows.append(f"| [`{f.name}`](formats.md#{f.name}) | {summary} | {suffixes} |")
+    return "\n".join(rows)
+
+
+def _text(text: str) -> str:
+    """Plain text as Markdown shows it: not markup (attr_list reads ``{...}``)."""
+    for char, entity in (("<", "&lt;"), ("*", "\\*"), ("{", "&#123;"), ("}", "&#125;")):
+        text = text.replace(char, entity)
+    return text
+
+
 def on_page_markdown(markdown: str, **_: Any) -> str:
+    markdown = markdown.replace(_FORMATS, formats_table()) if _FORMATS in markdown else markdown
     markdown = _CLI.sub(lambda m: cli_table(m.group(1)), markdown)
     return _OPTIONS.sub(lambda m: options_table(m.group(1)), markdown)
 

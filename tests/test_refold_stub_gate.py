@@ -32,12 +32,12 @@ def test_stubs_wait_in_a_session_its_system_prompt_leads() -> None:
     policy = "Follow the audit policy: check every row, report every gap. " * 150
     steps = [s.messages for s in session]
     refold, shown = views(build(steps, system=policy))
-    assert session.system_tokens < 100 and refold._system_led
+    assert session.system_tokens < 100 and refold._boundary.system_led
     outputs = sum(sum(s.tokens) for s in session)
     assert outputs > 2 * refold._history.system_tokens  # type: ignore[union-attr]
     assert masked(shown) == 0  # though the outputs came to outweigh the policy
     alone, _ = views(session)
-    assert alone._system_led is False
+    assert alone._boundary.system_led is False
     rule = CostRule(PRICE_TABLES["default"])
     rent = Rent(rule, Reach("", window=1, prior=(0.1, 10.0)))  # a rate of 0.01
     assert rent.smallest_masked(5000, 5, system_led=True) == NEVER

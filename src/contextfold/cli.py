@@ -15,7 +15,9 @@ from contextfold.commands.helpscreen import Group
 from contextfold.commands.inspect import inspect
 from contextfold.commands.listings import models, profiles, strategies
 from contextfold.commands.live import run, tasks
-from contextfold.commands.replay import replay, replay_epilog
+from contextfold.commands.replay import replay
+from contextfold.commands.replay_text import replay_epilog
+from contextfold.commands.savings import savings
 from contextfold.commands.serve import SERVE_EPILOG, serve
 from contextfold.commands.wrap import WRAP_EPILOG, WrapCommand, wrap
 
@@ -60,7 +62,7 @@ def _main(
 
 EPILOGS = {replay: replay_epilog(), serve: SERVE_EPILOG}
 """Commands whose help closes with paragraphs of their own."""
-for command in (replay, demo, run, serve, inspect, strategies, tasks, models, profiles):
+for command in (replay, savings, demo, run, serve, inspect, strategies, tasks, models, profiles):
     app.command(cls=Command, epilog=EPILOGS.get(command))(command)
 app.command(cls=WrapCommand, epilog=WRAP_EPILOG)(wrap)
 bench_app.command("sufficiency", cls=Command)(sufficiency)

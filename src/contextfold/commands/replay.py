@@ -13,7 +13,6 @@ from rich.markup import escape
 
 from contextfold.bench.output import plural
 from contextfold.commands.common import (
-    APPROX,
     check_args,
     console,
     counter_note,
@@ -49,7 +48,9 @@ from contextfold.commands.options import (
     resolve_prices,
     resolve_profile,
 )
+from contextfold.commands.replay_text import nothing_replayed
 from contextfold.core.errors import ContextFoldError
+from contextfold.core.store.opening import is_postgres_url
 
 if TYPE_CHECKING:
     from contextfold.bench.cluster import FolderChoice, RaySweep
@@ -58,14 +59,17 @@ if TYPE_CHECKING:
     from contextfold.core.folds import FoldRecord
     from contextfold.strategies.folding import FolderSource
 
-__all__ = ["replay", "replay_epilog"]
+__all__ = ["replay"]
 
 RESTORES = "Restores and re-runs (priced by default)"
 
 
 def replay(
     paths: Annotated[
-        list[Path], typer.Argument(metavar="PATH...", help="Trajectory files or folders.")
+        list[str],
+        typer.Argument(
+            metavar="PATH...", help="Trajectory files or folders, or a store's postgresql:// URL."
+        ),
     ],
     strategy: StrategiesOpt = ["full"],  # noqa: B006  (typer reads the default)
     profile: ProfileOpt = None,
@@ -127,7 +131,7 @@ def replay(
 ) -> None:
     """Replay recorded trajectories through strategies and compare what each would send."""
     for path in paths:
-        if not path.exists():
+        if not is_postgres_url(path) and not Path(path).exists():
             fail(f"{path} does not exist")
     if limit is not None and limit < 1:
         fail(f"--limit must be at least 1, got {limit}")
@@ -163,21 +167,6 @@ def replay(
     )
 
 
-def replay_epilog() -> str:
-    """``replay --help``'s closing paragraphs: what the table's header and the pricing
-    switches mean, and where the rest is written."""
-    return "\n\n".join(
-        [
-            "Figures are ratios to full's. The header names the model profile and the token "
-            f"counter; {counter_note(APPROX)}.",
-            "A recorded call may use a value its view left out: the agent would restore it "
-            "(a model call of its own) or, where nothing restores it, run its tool again; both "
-            "are priced unless --no-restore-pricing or --no-rerun-pricing.",
-            "More: docs/measure/replay.md; every option: docs/reference/cli.md.",
-        ]
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class _ReplayOptions:
     budget: int | None
@@ -194,7 +183,7 @@ class _ReplayOptions:
     rerun_pricing: bool = True
 
 
-def _read(paths: list[Path], limit: int | None) -> list[Any]:
+def _read(paths: list[str], limit: int | None) -> list[Any]:
     """The trajectories (and import errors) of every path; at most ``limit`` of each."""
     from contextfold.importers import Trajectory, iter_trajectories
 
@@ -211,7 +200,7 @@ def _read(paths: list[Path], limit: int | None) -> list[Any]:
 
 
 def _run_replay(
-    paths: list[Path],
+    paths: list[str],
     specs: list[str],
     profile_name: str | None,
     json_out: Path | None,
@@ -305,32 +294,12 @@ def _sweep(stack: ExitStack, options: _ReplayOptions) -> RaySweep | None:
     return stack.enter_context(ray_sweep(options.ray, workers=options.workers))
 
 
-def _require_replayed(paths: list[Path], result: Any, json_out: Path | None) -> None:
+def _require_replayed(paths: list[str], result: Any, json_out: Path | None) -> None:
     """Exit 1 (after naming what was skipped) when no trajectory could be replayed."""
     if any(res.rows for res in result.strategies.values()):
         return
     print_skipped(result.import_errors, 10, "skipped")
     save(json_out, result.to_json())
-    where = ", ".join(str(p) for p in paths)
-    skipped = len(result.import_errors)
-    empty = [str(p) for p in paths if _blank(p)]
-    if not skipped and len(empty) == len(paths):
-        said = f"{where} {'is' if len(empty) == 1 else 'are'} empty: no trajectories to replay"
-    else:
-        found = [f"{p} is empty" for p in empty]
-        found += [f"no .json or .jsonl file in {p}" for p in paths if p.is_dir()]
-        why = f"{skipped} skipped, see above" if skipped else "; ".join(found) or "none found"
-        said = (
-            f"no trajectories to replay in {where} ({why}); give files in a supported format "
-            "(see `contextfold replay --help`)"
-        )
+    said = nothing_replayed(paths, len(result.import_errors))
     err_console.print(f"[red]error:[/red] {escape(said)}", soft_wrap=True)
     raise typer.Exit(1)
-
-
-def _blank(path: Path) -> bool:
-    """Whether ``path`` is a file holding nothing but white space (read only if small)."""
-    if not path.is_file():
-        return False
-    size = path.stat().st_size
-    return size == 0 or (size < 1 << 20 and not path.read_bytes().strip())

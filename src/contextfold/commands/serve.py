@@ -22,7 +22,7 @@ from contextfold.commands.options import (
 )
 from contextfold.core.errors import ContextFoldError
 
-__all__ = ["SERVE_EPILOG", "serve"]
+__all__ = ["SERVE_EPILOG", "ControlOpt", "serve"]
 
 LISTEN, UPSTREAM, SESSIONS = "Listening", "Upstream", "Sessions"
 SERVE_EPILOG = (
@@ -33,7 +33,18 @@ SERVE_EPILOG = (
     "and Gemini.\n\nMore: docs/serve/index.md; every option: docs/reference/cli.md."
 )
 
-INSTALL_HINT = "pip install 'contextfold[serve]'  (starlette, uvicorn, httpx)"
+INSTALL_HINT = "pip install 'contextfold[serve]'  (starlette, uvicorn, httpx, prometheus-client)"
+
+ControlOpt = Annotated[
+    float,
+    typer.Option(
+        min=0.0,
+        max=1.0,
+        help="Share of sessions left unfolded as a control group (0.1: a tenth, chosen by a "
+        "hash of each session and kept in the store); compare the arms with contextfold "
+        "savings --compare.",
+    ),
+]
 
 
 def serve(
@@ -162,6 +173,7 @@ def serve(
             rich_help_panel=LEARNING,
         ),
     ] = None,
+    control: ControlOpt = 0.0,
 ) -> None:
     """Serve a proxy that folds any agent's context: Chat, Messages, Responses, Gemini.
 
@@ -206,6 +218,7 @@ def serve(
         learn=learn,
         idle_end=DEFAULT_IDLE_END if idle_end is None else idle_end,
         save_experience=save_experience,
+        control=control,
     )
     from contextfold.serve.runner import listening_socket
 

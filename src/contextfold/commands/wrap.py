@@ -14,7 +14,7 @@ from typer.core import TyperCommand
 
 from contextfold.commands.common import Command, err_console, fail
 from contextfold.commands.options import BudgetOpt, resolve_profile
-from contextfold.commands.serve import INSTALL_HINT
+from contextfold.commands.serve import INSTALL_HINT, ControlOpt
 
 if TYPE_CHECKING:
     from contextfold.wrap.clis import AgentCli
@@ -92,6 +92,7 @@ def wrap(
             envvar="CONTEXTFOLD_TOKEN", metavar="TOKEN", help="With --url: the proxy's token."
         ),
     ] = None,
+    control: ControlOpt = 0.0,
 ) -> None:
     """Run an agent CLI (Claude Code, Codex, Gemini CLI) through contextfold's proxy.
 
@@ -106,7 +107,8 @@ def wrap(
     agent = CLIS.get(cli)
     if agent is None:
         fail(f"no CLI {cli!r}: contextfold wrap runs {_names(list(CLIS))}")
-    served = {"--upstream": upstream, "--strategy": strategy, "--store": store, "--budget": budget}
+    served: dict[str, object] = {"--upstream": upstream, "--strategy": strategy}
+    served |= {"--store": store, "--budget": budget, "--control": control or None}
     given = [name for name, value in served.items() if value is not None]
     if url is not None and given:
         fail(f"--url uses a running proxy with its own options: leave out {', '.join(given)}")
@@ -123,7 +125,7 @@ def wrap(
     if url is not None:
         proxy: WrappedProxy = RunningProxy(url, token)
     else:
-        proxy = _own_proxy(agent, upstream, strategy, store, budget)
+        proxy = _own_proxy(agent, upstream, strategy, store, budget, control)
     try:
         status = run_wrapped(agent, [executable, *(args or [])], proxy, say=_say)
     except WrapError as exc:
@@ -141,6 +143,7 @@ def _own_proxy(
     strategy: str | None,
     store: str | None,
     budget: int | None,
+    control: float = 0.0,
 ) -> WrappedProxy:
     from contextfold.serve import ServeConfig
     from contextfold.wrap import OwnProxy
@@ -155,6 +158,7 @@ def _own_proxy(
         store=store,
         budget=budget,
         counter=resolve_profile(None).tokenizer,
+        control=control,
     )
     return OwnProxy(config, api=agent.api, log=home / "wrap.log")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from contextfold.core.meter import COST_KEYS, PRICE_TABLES, PriceTable
+from contextfold.core.meter import BLOCK_SIZE, COST_KEYS, PRICE_TABLES, PriceTable
 
 __all__ = [
     "MODEL_PRICES",
@@ -20,6 +20,7 @@ __all__ = [
     "model_price",
     "native_prices",
     "prices_for",
+    "simulated_usage",
 ]
 
 
@@ -77,6 +78,18 @@ class BilledUsage:
     def cost(self, prices: PriceTable) -> float:
         """Its cost in USD under ``prices``."""
         return sum(self.cost_parts(prices).values())
+
+
+def simulated_usage(
+    prompt: int, shared: int, output: int, *, block_size: int = BLOCK_SIZE
+) -> BilledUsage:
+    """One call as the meter's simulated cache bills it (the rule of
+    :meth:`~contextfold.core.meter.Meter.cost_parts`): the ``shared`` prefix with the previous
+    prompt, in whole blocks, is read; the prompt's other whole blocks are written (for the
+    next call); the last partial block is plain input."""
+    read = min(shared, prompt) // block_size * block_size
+    written = max(prompt // block_size * block_size - read, 0)
+    return BilledUsage(prompt - read - written, read, written, 0, output)
 
 
 @dataclass(frozen=True, slots=True)

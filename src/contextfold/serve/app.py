@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from contextfold.core.errors import ContextFoldError
@@ -51,7 +51,11 @@ def create_app(proxy: Proxy) -> Starlette:
         await proxy.stop()
 
     apis = served_apis(proxy.upstream.wire.api)
-    served = [replace(e, errors=APIS[a].errors) for a in apis for e in APIS[a].routes(proxy)]
+    served = [
+        replace(e, errors=APIS[a].errors, marks=_marks(a))
+        for a in apis
+        for e in APIS[a].routes(proxy)
+    ]
     routes = Routes([*served, *_models(proxy, apis), *_operations(proxy)])
     handlers = {404: routes.not_found, 405: routes.not_found}
     return Starlette(
@@ -61,14 +65,28 @@ def create_app(proxy: Proxy) -> Starlette:
     )
 
 
+def _marks(api: str) -> tuple[str, ...]:
+    """The header of the API's clients' own key (``x-goog-api-key``), which they alone send."""
+    key = APIS[api].wire().family.key
+    return (key,) if key else ()
+
+
 def _models(proxy: Proxy, apis: list[str]) -> list[Endpoint]:
-    """``GET /v1/models``: the upstream's list (and what a served API's clients read there:
+    """``GET /v1/models``: the upstream's list (with OpenAI's ``data`` when its API lists
+    otherwise, and what a served API's clients read there:
     :attr:`~contextfold.serve.apis.spec.ApiSpec.listed`), with the APIs this proxy serves."""
     upstream, family = proxy.upstream.wire.api, proxy.upstream.wire.family
 
-    async def models(request: Request) -> Response:  # a provider's list: with its headers
+    common = APIS[upstream].as_openai  # OpenAI's list, which the others are made from
+
+    async def models(request: Request) -> Response:
+        # a provider's list, with its clients' headers; to one whose clients list elsewhere
+        # too (Gemini's), only when the asking client sends that provider's key
         headers = upstream_headers(request.headers, proxy.config.token, family, family)
+        if common is not None and (family.key or "") not in request.headers:
+            headers = {}  # another provider's client: its Authorization is not Google's
         listing = await proxy.upstream.models(headers)
+        listing = listing if common is None else {**common(listing), **listing}
         titles = [APIS[a].title for a in apis]
         served = {"apis": titles, "upstream_api": APIS[upstream].title}
         for more in (APIS[a].listed for a in apis):  # its clients' own fields beside
@@ -115,6 +133,12 @@ def _guarded(proxy: Proxy, routes: Routes, endpoint: Endpoint) -> Handler:
                 check_local(request.method, request.headers, server[1] if server else None)
             check_token(request.headers, token)
             return await endpoint.handler(request)
+        except ClientDisconnect:  # the client's doing, not the proxy's: one line, no trace
+            _log.warning(
+                "contextfold serve: %s %s: the client hung up before its request was whole",
+                request.method, request.url.path,
+            )  # fmt: skip
+            return Response(status_code=499)  # nobody reads it
         except ApiError as exc:
             return _error(proxy, routes, endpoint, exc)
         except ContextFoldError as exc:  # a strategy or store failure: the proxy's fault
