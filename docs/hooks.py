@@ -64,7 +64,7 @@ def cli_table(name: str) -> str:
         if isinstance(param, TyperArgument):
             names = f"`{param.metavar or param.name.upper()}`"
         rows.append(f"| {names} | {_default(param)} | {_cell(param.help or '')} |")
-    epilog = [_text(p) for p in (command.epilog or "").split("\n\n") if p]
+    epilog = [_lines(p) for p in (command.epilog or "").split("\n\n") if p]
     return "\n\n".join(["\n".join(rows), *epilog])
 
 
@@ -98,6 +98,11 @@ def _text(text: str) -> str:
     for char, entity in (("<", "&lt;"), ("*", "\\*"), ("{", "&#123;"), ("}", "&#125;")):
         text = text.replace(char, entity)
     return text
+
+
+def _lines(paragraph: str) -> str:
+    """A paragraph of a help screen in Markdown, its line breaks kept (a list of formats)."""
+    return "  \n".join(_text(line.strip()) for line in paragraph.splitlines())
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:

@@ -34,6 +34,7 @@ MAIN = "import sys; from contextfold.cli import app; sys.argv[0] = 'contextfold'
             "pip install 'contextfold[openai]'",
         ),
         ("loguru", ["tasks", "airline"], "pip install 'contextfold[tau2]'"),
+        ("psycopg", ["savings", "postgresql://u@127.0.0.1:9/db"], "'contextfold[cluster]'"),
     ],
 )
 def test_an_install_hint_keeps_the_extras_name(
@@ -86,7 +87,7 @@ def test_every_help_screen_fits_80_columns_untruncated(argv: tuple[str, ...]) ->
 
 def test_the_help_screens_are_all_there() -> None:
     names = {" ".join(argv) for argv in SCREENS}
-    assert {"", "replay", "serve", "wrap", "bench", "bench sufficiency", "bench cache"} <= names
+    assert {"", "replay", "savings", "serve", "wrap", "bench", "bench sufficiency"} <= names
 
 
 def test_replay_help_is_a_screen_or_two_with_its_details_after_the_options() -> None:
@@ -100,6 +101,35 @@ def test_replay_help_is_a_screen_or_two_with_its_details_after_the_options() -> 
     ):
         assert value in out, value
     assert out.index("Restores and re-runs") < out.index("approx-4cpt: an estimate")
+    from contextfold.importers.registry import FORMATS
+
+    lines = [line.strip() for line in out.splitlines()]
+    assert all(f"{f.name}: {f.summary}" in lines for f in FORMATS)  # a line each, unwrapped
+
+
+def test_wrap_help_says_the_clis_options_follow_its_name_with_no_dashes() -> None:
+    out = runner.invoke(app, ["wrap", "--help"], env={"COLUMNS": "80"}).output
+    said = " ".join(out.split())
+    assert "everything after it goes to the CLI as typed, its options too" in said
+    assert "contextfold wrap claude -p hi runs claude -p hi. No -- is needed there" in said
+
+
+@pytest.mark.npm("claude")
+def test_an_option_after_the_clis_name_is_the_clis(tmp_path: Path) -> None:
+    """``wrap claude --version`` is Claude Code's ``--version``, through the proxy wrap starts
+    (the pinned CLI, sealed off and offline: it calls no model)."""
+    from tests._clis import Tripwire, claude_env
+    from tests._wrap import wrap_argv, wrap_env
+
+    with Tripwire() as wire:
+        env = wrap_env(claude_env(tmp_path / "home", wire), "claude")
+        argv = wrap_argv("--upstream", "anthropic:http://127.0.0.1:9", "claude", "--version")
+        done = subprocess.run(
+            argv, env=env, capture_output=True, text=True, timeout=180, check=False
+        )
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"\d+\.\d+\.\d+ \(Claude Code\)\n", done.stdout), done.stdout
+    assert "no request was answered" in done.stderr and wire.seen == []
 
 
 def test_version() -> None:
@@ -150,10 +180,11 @@ def test_the_demo_ends_with_what_to_try_next() -> None:
     res = runner.invoke(app, ["demo", "--no-live"], env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.output
     tail = res.output[res.output.rindex("\nNext\n") :]
-    for command in ("contextfold replay ", "contextfold serve ", "contextfold wrap ", "make docs"):
+    commands = ("replay ", "serve ", "wrap ", "savings ", "inspect ")
+    for command in [f"contextfold {c}" for c in commands] + ["make docs"]:
         assert f"\n  {command}" in tail, command
     assert res.output.rstrip().endswith(tail.rstrip())  # the last thing it says
-    assert len(tail.strip().splitlines()) == 7  # a line each, none wrapped at 80 columns
+    assert len(tail.strip().splitlines()) == 8  # a line each, none wrapped at 80 columns
 
 
 # --- words used before they are explained -----------------------------------------------------
@@ -188,7 +219,7 @@ def test_an_empty_file_is_said_to_be_empty(tmp_path: Path) -> None:
     folder = tmp_path / "runs"
     folder.mkdir()
     res = runner.invoke(app, ["replay", str(folder), str(empty)], env={"COLUMNS": "200"})
-    assert f"({empty} is empty; no .json or .jsonl file in {folder})" in res.output
+    assert f"({empty} is empty; {folder} holds no file in a format replay reads)" in res.output
 
 
 def test_words_are_defined_before_the_cli_uses_them() -> None:

@@ -17,7 +17,7 @@ from contextfold.commands.listings import models, profiles, strategies
 from contextfold.commands.live import run, tasks
 from contextfold.commands.replay import replay
 from contextfold.commands.replay_text import replay_epilog
-from contextfold.commands.savings import savings
+from contextfold.commands.savings import SAVINGS_EPILOG, savings
 from contextfold.commands.serve import SERVE_EPILOG, serve
 from contextfold.commands.wrap import WRAP_EPILOG, WrapCommand, wrap
 
@@ -60,7 +60,7 @@ def _main(
     """Context runtime for long-horizon LLM agents: replay, compare and run strategies."""
 
 
-EPILOGS = {replay: replay_epilog(), serve: SERVE_EPILOG}
+EPILOGS = {replay: replay_epilog(), savings: SAVINGS_EPILOG, serve: SERVE_EPILOG}
 """Commands whose help closes with paragraphs of their own."""
 for command in (replay, savings, demo, run, serve, inspect, strategies, tasks, models, profiles):
     app.command(cls=Command, epilog=EPILOGS.get(command))(command)

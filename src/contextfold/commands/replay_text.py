@@ -13,15 +13,14 @@ __all__ = ["nothing_replayed", "replay_epilog"]
 
 def replay_epilog() -> str:
     """``replay --help``'s closing paragraphs: the formats it reads (from the importers'
-    registry, one line each), what the table's header and the pricing switches mean, and
-    where the rest is written."""
+    registry, a line each, in one paragraph), what the table's header and the pricing
+    switches mean, and where the rest is written."""
     from contextfold.importers.registry import FORMATS
 
     head = "Formats, told apart by content (folders are searched recursively):"
     return "\n\n".join(
         [
-            head,
-            *(f"{f.name}: {f.summary}" for f in FORMATS),
+            "\n".join([head, *(f"{f.name}: {f.summary}" for f in FORMATS)]),
             "Figures are ratios to full's. The header names the model profile and the token "
             f"counter; {counter_note(APPROX)}.",
             "A recorded call may use a value its view left out: the agent would restore it "

@@ -40,9 +40,9 @@ ControlOpt = Annotated[
     typer.Option(
         min=0.0,
         max=1.0,
-        help="Share of sessions left unfolded as a control group (0.1: a tenth, chosen by a "
-        "hash of each session and kept in the store); compare the arms with contextfold "
-        "savings --compare.",
+        metavar="SHARE",
+        help="Share of sessions served unfolded as a control group (0.1: a tenth); "
+        "savings --compare compares the arms.",
     ),
 ]
 
