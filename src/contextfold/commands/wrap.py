@@ -55,7 +55,9 @@ def wrap(
     ],
     args: Annotated[
         list[str] | None,
-        typer.Argument(metavar="ARGS...", help="The CLI's own arguments, passed as given."),
+        typer.Argument(
+            metavar="ARGS...", help="The CLI's own arguments and options, passed as given."
+        ),
     ] = None,
     upstream: Annotated[
         str | None,
@@ -100,8 +102,9 @@ def wrap(
     run it with ARGS on this terminal, stop the proxy when it ends and print the session store
     and the tokens the upstream was spared.
 
-    wrap's options go before the CLI's name; everything after it goes to the CLI. The exit
-    status is the CLI's."""
+    wrap's options go before the CLI's name; everything after it goes to the CLI as typed,
+    its options too: contextfold wrap claude -p hi runs claude -p hi. No -- is needed there
+    (one would reach the CLI as well). The exit status is the CLI's."""
     from contextfold.wrap import CLIS
 
     agent = CLIS.get(cli)
