@@ -21,6 +21,7 @@ from rich.table import Table
 
 from contextfold.bench.report import money, short_count
 from contextfold.commands.common import check_args, console, counter_note, fail
+from contextfold.commands.demo_live import LIVE_STRATEGY, LIVE_TASK, live_line, live_part
 from contextfold.commands.options import (
     ProfileOpt,
     StrategiesOpt,
@@ -29,25 +30,17 @@ from contextfold.commands.options import (
     resolve_profile,
 )
 from contextfold.core.errors import ContextFoldError
-from contextfold.core.messages import UserMessage
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from rich.status import Status
-
     from contextfold.bench.live import LiveResult
     from contextfold.bench.replay import ReplayResult
-    from contextfold.core.history import Step
-    from contextfold.core.protocols import Model
 
 __all__ = ["DEMO_STRATEGIES", "LIVE_STRATEGY", "LIVE_TASK", "demo"]
 
 DEMO_STRATEGIES = ["full", "window", "clip", "mask", "supersede", "refold"]
 """The demo's rows: the baseline, the classic cuts, and the restorable strategies."""
-LIVE_TASK = "tutorial:budget"
-"""A task whose one tool (a calculator) the embedded model does call."""
-LIVE_STRATEGY = "refold"
 TABLES = ("default", "openai")
 """The price tables the replay is priced under; the verdict's cost-over-full line uses the first."""
 
@@ -93,7 +86,7 @@ def demo(
     note = counter_note(counter, exact="replay --tokenizer")
     if note is not None:
         console.print(note, markup=False, highlight=False)
-    outcome = _live(max_steps, threads) if live else None
+    outcome = live_part(max_steps, threads) if live else None
     _print_verdict(results, outcome)
     _print_next()
 
@@ -192,84 +185,13 @@ def _prices(name: str) -> str:
     )
 
 
-def _live(steps: int, threads: int) -> LiveResult | None:
-    """The live run, its steps printed as they come (a spinner between them on a terminal);
-    None (said why) when it cannot run."""
-    from contextfold.bench.live import run_live
-    from contextfold.core.counters import resolve_counter
-
-    console.print(
-        f"\n[bold]2. Live[/bold]: the embedded SmolLM2-135M on a calculator task ({LIVE_TASK}) "
-        f"with {LIVE_STRATEGY}, {steps} steps at most."
-    )
-    console.print(
-        "[yellow]note:[/yellow] a 135M model shows the machinery (tool calls, views, metering), "
-        "not skill."
-    )
-    try:
-        with console.status("loading the embedded model") as status:
-            outcome = run_live(
-                LIVE_TASK,
-                None,
-                LIVE_STRATEGY,
-                lambda: _load(threads, status),
-                counter=resolve_counter("smollm2"),
-                max_steps=steps,
-                on_step=lambda step: _stepped(step, steps, status),
-            )
-    except ContextFoldError as exc:
-        console.print(f"[yellow]live part skipped:[/yellow] {escape(str(exc))}")
-        return None
-    console.print(escape(_live_summary(outcome)))
-    return outcome
-
-
-def _load(threads: int, status: Status) -> Model:
-    """The embedded model, said before and after it loads: the first step is a while off."""
-    from contextfold.models import LocalModel
-
-    console.print(f"loading the embedded model ({threads} CPU threads)...")
-    model = LocalModel(n_threads=threads)
-    console.print(
-        f"loaded in {model.load_seconds:.1f} s; each step is a model call on this CPU (the "
-        "first reads the whole prompt: the slowest)"
-    )
-    status.update("step 1: the model is reading the task")
-    return model
-
-
-def _stepped(step: Step, steps: int, status: Status) -> None:
-    _print_step(step)
-    if step.kind == "assistant" and step.index < steps:
-        status.update(f"step {step.index + 1} of {steps} at most: the model is writing")
-
-
-def _print_step(step: Step) -> None:
-    message = step.message
-    if isinstance(message, UserMessage):
-        task = "\n".join(f"  {line}" for line in (message.content or "").splitlines())
-        console.print(f"[cyan]task:[/cyan]\n{escape(task)}")
-        return
-    text = (message.content or "").strip()
-    if text:
-        console.print(f"  [green][{step.index}] says:[/green] {escape(_clip(text, 200))}")
-    for call, result in zip(message.tool_calls, step.results, strict=False):
-        shown = f"{call.name}({_clip(call.arguments, 60)}) -> {_clip(result.content or '', 40)}"
-        console.print(f"  [green][{step.index}][/green] {escape(shown)}")
-
-
-def _clip(text: str, limit: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 def _print_verdict(results: dict[str, ReplayResult], outcome: LiveResult | None) -> None:
     from contextfold.bench.verdict import verdict
 
     console.print("\n[bold]Verdict[/bold]")
     lines = verdict(_summaries(results))
     if outcome is not None:
-        lines.append(_live_line(outcome))
+        lines.append(live_line(outcome))
     for line in lines:  # a sentence a line, wrapped under its own dash
         text = textwrap.fill(line, width=79, initial_indent="- ", subsequent_indent="  ")
         console.print(escape(text), soft_wrap=True)
@@ -279,6 +201,7 @@ NEXT = (
     ("contextfold replay YOUR_RUNS/ -s full -s refold", "your own recorded runs"),
     ("contextfold serve --upstream URL", "the proxy, for any agent"),
     ("contextfold wrap claude", "Claude Code through the proxy"),
+    ("contextfold savings", "what serve or wrap saved you"),
     ("contextfold inspect sessions.db", "call by call, what it saw"),
     ("make docs", "the documentation, in site/"),
 )
@@ -294,26 +217,4 @@ def _print_next() -> None:
         "  (wrap also runs codex and gemini; replay --help lists the formats it reads)",
         markup=False,
         highlight=False,
-    )
-
-
-def _live_line(outcome: LiveResult) -> str:
-    s = outcome.summary()
-    steps = sum(1 for step in outcome.history.steps if step.kind == "assistant")
-    answered = "reached the right total" if s["reward"] == 1 else "did not reach the right total"
-    return (
-        f"Live, the embedded model made {s['tool_calls']} tool calls in {steps} steps "
-        f"and {answered} (reward {s['reward']:g})."
-    )
-
-
-def _live_summary(outcome: LiveResult) -> str:
-    from contextfold.envs.tutorial import get_task
-
-    s = outcome.summary()
-    reference = get_task(LIVE_TASK.partition(":")[2]).reference
-    return (
-        f"{short_count(s['prompt_tokens'])} prompt tokens sent, "
-        f"{s['prefix_cache_reuse']:.0%} reused from the previous prompt; "
-        f"reward {s['reward']:g}. The reference answer: {reference}"
     )
