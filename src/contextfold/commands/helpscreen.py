@@ -1,13 +1,8 @@
-"""How a help screen reads at 80 columns: typer's rich help (panels, wrapped option help), with
-each value named by its metavar (``--strategy SPEC``) rather than typer's Python type
-(``<list[str]>``) and range (``[x>=1]``: a value out of range is refused, saying so), no type
-on a flag (``--help``, not ``--help <bool>``) or an argument (its name says it), and a required
-argument in the usage line as click writes it (``PATH...``, not ``{paths}...``).
-
-Typer has no setting for these: its parameters take a class of its own, so
-:func:`plain_params` gives each the subclass below once the command is built (what typer
-renders is otherwise untouched). The panels, metavars and short option help are settings of
-each option (:mod:`.options` and the command modules).
+"""How a help screen reads at 80 columns: typer's rich help (panels, wrapped option help), each
+value named by its metavar (``--strategy SPEC``), not typer's Python type (``<list[str]>``) or
+range (``[x>=1]``), no type on a flag or an argument, and a required argument in the usage line
+as click writes it (``PATH...``, not ``{paths}...``). The panels, metavars and short option
+help are settings of each option (:mod:`.options` and the command modules).
 """
 
 from __future__ import annotations
@@ -42,7 +37,9 @@ class _Option(TyperOption):
 
 
 def plain_params(params: list[Any]) -> None:
-    """Give typer's parameters in ``params`` the help rendering above (in place)."""
+    """Give typer's parameters in ``params`` the help rendering above (in place): typer has no
+    setting for it, its parameters being classes of its own, so each gets the subclass above
+    once the command is built (what typer renders is otherwise untouched)."""
     for param in params:
         if type(param) is TyperArgument:
             param.__class__ = _Argument

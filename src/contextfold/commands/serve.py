@@ -222,16 +222,16 @@ def serve(
     )
     from contextfold.serve.runner import listening_socket
 
-    try:  # the port first: a busy one is the answer, before anything says "serving"
-        sock = listening_socket(host, port)
-    except OSError as exc:
-        fail(f"cannot listen on {host}:{port}: {exc}; choose another --port")
     try:
         proxy = build_proxy(config)
         proxy.open()  # the store, checked and loaded before the server starts
     except (ContextFoldError, ValueError) as exc:
-        sock.close()
         fail(str(exc))
+    try:  # then the port: a busy one is the answer, before anything says "serving"
+        sock = listening_socket(host, port)
+    except OSError as exc:
+        proxy.close()
+        fail(f"cannot listen on {host}:{port}: {exc}; choose another --port")
     apis = ", ".join(APIS[a].title for a in served_apis(proxy.upstream.wire.api))
     console.print(
         f"contextfold serve: http://{host}:{port}/v1 -> {redact_url(upstream)}, "
