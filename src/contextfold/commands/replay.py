@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from contextfold.bench.output import plural
 from contextfold.commands.common import (
     check_args,
     console,
+    counter_note,
     err_console,
     fail,
     folder_choice,
@@ -24,6 +26,8 @@ from contextfold.commands.common import (
 )
 from contextfold.commands.options import (
     DEFAULT_PRICES,
+    METERING,
+    RAY,
     BaseUrlOpt,
     BudgetOpt,
     ExperienceOpt,
@@ -44,8 +48,9 @@ from contextfold.commands.options import (
     resolve_prices,
     resolve_profile,
 )
+from contextfold.commands.replay_text import nothing_replayed
 from contextfold.core.errors import ContextFoldError
-from contextfold.core.store.opening import display_store, is_postgres_url
+from contextfold.core.store.opening import is_postgres_url
 
 if TYPE_CHECKING:
     from contextfold.bench.cluster import FolderChoice, RaySweep
@@ -54,21 +59,17 @@ if TYPE_CHECKING:
     from contextfold.core.folds import FoldRecord
     from contextfold.strategies.folding import FolderSource
 
-__all__ = ["replay", "replay_epilog"]
+__all__ = ["replay"]
 
-
-def replay_epilog() -> str:
-    """The formats replay reads, from the importers' registry: one line each."""
-    from contextfold.importers.registry import FORMATS
-
-    head = "Formats, told apart by content (folders are searched recursively):"
-    return "\n\n".join([head, *(f"{f.name}: {f.summary}" for f in FORMATS)])
+RESTORES = "Restores and re-runs (priced by default)"
 
 
 def replay(
     paths: Annotated[
         list[str],
-        typer.Argument(help="Trajectory files or folders, or a store's postgresql:// URL."),
+        typer.Argument(
+            metavar="PATH...", help="Trajectory files or folders, or a store's postgresql:// URL."
+        ),
     ],
     strategy: StrategiesOpt = ["full"],  # noqa: B006  (typer reads the default)
     profile: ProfileOpt = None,
@@ -79,7 +80,8 @@ def replay(
     folder: FolderOpt = None,
     base_url: BaseUrlOpt = None,
     limit: Annotated[
-        int | None, typer.Option(help="Only the first N trajectories of each path.")
+        int | None,
+        typer.Option(metavar="N", help="Only the first N trajectories of each path."),
     ] = None,
     fold_cache: FoldCacheOpt = None,
     no_fold_cache: NoFoldCacheOpt = False,
@@ -87,8 +89,9 @@ def replay(
         bool,
         typer.Option(
             "--hindsight",
-            help="Add the hindsight bound: the smallest views that lose no value a later call "
-            "takes, found knowing the recorded future; prompt tokens also as a multiple of it.",
+            help="Add the hindsight bound: the smallest views that lose nothing a later call "
+            "takes.",
+            rich_help_panel=METERING,
         ),
     ] = False,
     threads: ThreadsOpt = 2,
@@ -98,31 +101,31 @@ def replay(
     ray: RayOpt = None,
     workers: Annotated[
         int | None,
-        typer.Option(min=1, help="With --ray: Ray tasks at once (default: the cluster's CPUs)."),
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="With --ray: Ray tasks at once (default: the cluster's CPUs).",
+            rich_help_panel=RAY,
+        ),
     ] = None,
     tool_schemas: ToolSchemasOpt = False,
     by_source: Annotated[
-        bool,
-        typer.Option(
-            "--by-source",
-            help="Also a table per file read: the workloads of a folder, each on its own.",
-        ),
+        bool, typer.Option("--by-source", help="Also one table per file read.")
     ] = False,
     restore_pricing: Annotated[
         bool,
         typer.Option(
             "--restore-pricing/--no-restore-pricing",
-            help="Restore what a recorded call needs and its view left out but can give back, "
-            "each restore a model call of its own, as a live agent would (on by default).",
+            help="Price a restore of what a call needs and its view left out.",
+            rich_help_panel=RESTORES,
         ),
     ] = True,
     rerun_pricing: Annotated[
         bool,
         typer.Option(
             "--rerun-pricing/--no-rerun-pricing",
-            help="Get again what a recorded call needs and its view lost (neither shown nor "
-            "restorable): a model call that runs its tool again, its recorded output back "
-            "whole, as a live agent would (on by default).",
+            help="Price a re-run of a tool whose output the view lost.",
+            rich_help_panel=RESTORES,
         ),
     ] = True,
 ) -> None:
@@ -255,6 +258,9 @@ def _run_replay(
         from contextfold.bench.billed_report import billed_table
 
         console.print(billed_table(result))
+    note = counter_note(counter.name)
+    if note is not None:
+        console.print(note, markup=False, highlight=False)
     if options.by_source:
         _print_by_source(result)
     console.print(f"wall time {wall:.2f} s (reading, counting, folding, rendering, metering)")
@@ -265,7 +271,9 @@ def _run_replay(
 
         learned = {k: e for k, e in result.experiences.items() if e.lengths}
         save_experiences(experience[1], learned)
-        console.print(f"wrote {experience[1]} (what each strategy learned)", soft_wrap=True)
+        console.print(
+            f"wrote {experience[1]} (what each strategy learned)", soft_wrap=True, markup=False
+        )
     for label, res in result.strategies.items():
         print_skipped(res.errors, 5, f"skipped ({label})")
     print_skipped(result.import_errors, 10, "skipped")
@@ -296,12 +304,6 @@ def _require_replayed(paths: list[str], result: Any, json_out: Path | None) -> N
         return
     print_skipped(result.import_errors, 10, "skipped")
     save(json_out, result.to_json())
-    where = ", ".join(display_store(p) for p in paths)
-    skipped = len(result.import_errors)
-    why = f"{skipped} skipped, see above" if skipped else "no file in a format it reads"
-    err_console.print(
-        f"[red]error:[/red] no trajectories to replay in {where} ({why}); give files in a "
-        "supported format (see `contextfold replay --help`)",
-        soft_wrap=True,
-    )
+    said = nothing_replayed(paths, len(result.import_errors))
+    err_console.print(f"[red]error:[/red] {escape(said)}", soft_wrap=True)
     raise typer.Exit(1)

@@ -16,28 +16,36 @@ from contextfold.core.errors import ContextFoldError
 if TYPE_CHECKING:
     from contextfold.savings import Source
 
-__all__ = ["savings"]
+__all__ = ["SAVINGS_EPILOG", "savings"]
+
+COMPARE = "Comparing the arms (--compare)"
+SAVINGS_EPILOG = (
+    "wrap's store: ~/.local/share/contextfold/sessions.db. A replay's JSON: replay -s full "
+    "-s refold --json FILE (--strategy picks the one set against full).\n\nMore: "
+    "docs/guides/savings.md; every option: docs/reference/cli.md."
+)
 
 
 def savings(
     source: Annotated[
         str | None,
         typer.Argument(
-            help="serve's or wrap's store (a sessions.db, or a postgresql:// URL), or the JSON "
-            "a replay wrote (replay -s full -s refold --json FILE); by default wrap's store, "
-            "~/.local/share/contextfold/sessions.db.",
+            metavar="SOURCE",
+            help="serve's or wrap's store (a sessions.db or a postgresql:// URL), or the JSON "
+            "a replay wrote (default: wrap's store).",
             show_default=False,
         ),
     ] = None,
     strategy: Annotated[
         str | None,
-        typer.Option(help="With a replay's JSON: the strategy to set against full."),
+        typer.Option(metavar="SPEC", help="With a replay's JSON: the strategy set against full."),
     ] = None,
     compare: Annotated[
         bool,
         typer.Option(
             "--compare",
-            help="Compare the treated sessions with the control group (serve --control).",
+            help="Treated sessions against the control group (serve --control).",
+            rich_help_panel=COMPARE,
         ),
     ] = False,
     margin: Annotated[
@@ -45,20 +53,26 @@ def savings(
         typer.Option(
             min=0.001,
             max=1.0,
-            help="With --compare: the relative difference within which an outcome counts as "
-            "equivalent (0.1: 10%).",
+            metavar="SHARE",
+            help="Relative difference within which an outcome counts as equivalent.",
+            rich_help_panel=COMPARE,
         ),
     ] = 0.1,
-    seed: Annotated[int, typer.Option(help="With --compare: the bootstrap's seed.")] = 0,
+    seed: Annotated[
+        int, typer.Option(metavar="N", help="The bootstrap's seed.", rich_help_panel=COMPARE)
+    ] = 0,
     plot: Annotated[
-        Path | None, typer.Option(help="Draw each session's bill beside direct (PNG).")
+        Path | None,
+        typer.Option(metavar="PATH", help="Draw each session's bill beside direct (PNG)."),
     ] = None,
     json_out: JsonOpt = None,
 ) -> None:
-    """Show what contextfold saved: per session and in total, what the upstream billed, what
-    the same conversations would have cost sent direct (estimated), what was saved in dollars
-    and prompt tokens, and the restores and their cost. Reads serve's or wrap's store (each
-    upstream call is in its ledger) or a replay's JSON output."""
+    """Show what contextfold saved on your sessions, per session and in total.
+
+    What the upstream billed, what the same conversations would have cost sent direct
+    (estimated), what was saved in dollars and prompt tokens, and the restores and their cost.
+    Reads serve's or wrap's store (each upstream call is in its ledger) or a replay's JSON
+    output."""
     from contextfold.bench.args import check_writable
     from contextfold.commands.wrap import default_home
     from contextfold.savings import load_source
@@ -96,7 +110,7 @@ def _report(
             plot_savings(found, plot)
         except ContextFoldError as exc:
             fail(str(exc))
-        console.print(f"wrote {plot}", soft_wrap=True)
+        console.print(f"wrote {plot}", soft_wrap=True, markup=False)
     save(out, data)
 
 

@@ -36,7 +36,8 @@ def create_app(proxy: Proxy) -> Starlette:
     Routes (:mod:`~contextfold.serve.routes`): the APIs the upstream lets the proxy serve
     (:func:`~contextfold.serve.apis.served_apis`, each API's routes and error shape from its
     :data:`~contextfold.serve.apis.APIS` entry), ``GET /v1/models`` (the upstream's, with the APIs
-    served), ``GET /health`` (no token needed), ``GET /metrics`` (Prometheus text). Every route
+    served), ``GET /health`` (no token needed; ``?upstream=1`` also asks whether the upstream
+    can be reached: a 503 when not), ``GET /metrics`` (Prometheus text). Every route
     but ``/health`` needs the bearer token unless the proxy runs with ``--no-auth`` on loopback;
     then every route answers only requests addressed to the loopback host from no foreign page
     (:mod:`~contextfold.serve.loopback`). Bodies over the size limit get a 413 before they are
@@ -101,10 +102,19 @@ def _operations(proxy: Proxy) -> list[Endpoint]:
 
     async def health(request: Request) -> Response:
         ready = proxy.sessions is not None
-        body = {"status": "ok" if ready else "starting"}
-        if has_token(request.headers, proxy.config.token):  # where requests go: not for all
+        body: dict[str, object] = {"status": "ok" if ready else "starting"}
+        known = has_token(request.headers, proxy.config.token)
+        if known:  # where requests go: not for all
             body["upstream"] = proxy.upstream.name
-        return JSONResponse(body, status_code=200 if ready else 503)
+        status = 200 if ready else 503
+        if request.query_params.get("upstream") in ("1", "true"):  # and the upstream, asked
+            problem = await proxy.upstream.probe()
+            body["upstream_reachable"] = problem is None
+            if problem is not None:
+                body["status"], status = "upstream unreachable", 503
+                if known:
+                    body["upstream_error"] = problem
+        return JSONResponse(body, status_code=status)
 
     return [
         Endpoint("GET", "/health", health, token=False),

@@ -23,7 +23,7 @@ from contextfold.core.protocols import LedgerStore
 from contextfold.serve.bill import Ledger
 from contextfold.serve.config import ServeConfig
 from contextfold.serve.dispatch import Dispatch
-from contextfold.serve.errors import ApiError
+from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import ClientRequest, ClientStream, ClientWriter, Reply
 from contextfold.serve.markers import Cut, Markers
 from contextfold.serve.metrics import Metrics
@@ -232,7 +232,10 @@ class Proxy:
         self.dispatch.discard(turn)
 
     def failed(self, exc: ApiError) -> None:
+        """Count an error answered; log one that is the upstream's or the proxy's (a 5xx)."""
         self.metrics.add("errors_total", kind=exc.kind)
+        if exc.status >= 500 or isinstance(exc, UpstreamError):
+            _log.warning("contextfold serve: answered %d: %s", exc.status, exc.message)
         if exc.code == POOL_EXHAUSTED:
             self.metrics.add("upstream_pool_timeouts_total")
 

@@ -51,7 +51,7 @@ __all__ = ["RefoldConfig", "RefoldStrategy"]
 
 
 class RefoldStrategy:
-    """Cache-aware stubs, folds and dedup of settled outputs; every removal restorable.
+    """Outputs before a boundary become stubs, one line naming restore; every removal restorable.
 
     Chunked, reversible rendering; also a chain member (``apply``) and a tool provider.
 
