@@ -39,8 +39,9 @@ class Step:
 @dataclass(frozen=True, slots=True)
 class Provider:
     """How the test's provider bills: its tokens are ``scale`` times the approximate counter's
-    (a thinking block's :data:`THINKING_WEIGHT` times more), behind an unlogged ``prefix`` of which the first call
-    reads ``first_read`` from an earlier session's cache; ``tail`` tokens after the breakpoint."""
+    (a thinking block's :data:`THINKING_WEIGHT` times more), behind an unlogged ``prefix`` of
+    which the first call reads ``first_read`` from an earlier session's cache; ``tail`` tokens
+    after the breakpoint."""
 
     model: str = "claude-sonnet-4-5-20250929"
     prefix: int = 6_000
