@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from contextfold.bench.billed import session_billing
+from contextfold.bench.stepping import replay_one
 from contextfold.cli import app
 from contextfold.core.billing import BilledUsage
 from contextfold.core.caches import VLLM, cache_rule, simulated_usage
@@ -21,6 +22,7 @@ from contextfold.core.meter import PRICE_TABLES, get_profile
 from contextfold.core.parts import Part
 from contextfold.core.tokens import ApproxCounter
 from contextfold.importers import Trajectory, iter_trajectories
+from contextfold.strategies.registry import build_strategy
 from tests._billed_logs import Provider, Step, billed_session
 
 runner = CliRunner()
@@ -182,3 +184,20 @@ def test_savings_of_a_replay_says_what_the_sessions_cost_as_billed(tmp_path: Pat
     assert session["logged_usd"] == pytest.approx(
         json.loads(out.read_text())["billed"]["billed"]["cost_usd"]
     )
+
+
+def test_a_strategy_is_told_the_prompt_the_log_leaves_out(tmp_path: Path) -> None:
+    """Replay tells the strategy the unlogged prefix's size in its counter's tokens
+    (``History.unseen_tokens``), as serve shows a client's system prompt: never its text."""
+    billed_session(tmp_path / "s.jsonl", _steps(8), Provider(scale=1.3, prefix=12_000))
+    [t] = list(iter_trajectories([tmp_path / "s.jsonl"]))
+    assert isinstance(t, Trajectory) and t.system is None
+    counter = ApproxCounter()
+    steps = t.counted_steps(counter)
+    billing = session_billing(t, steps, counter)
+    meter = billing.meter(PRICE_TABLES["default"], get_profile("qwen3-8b"), counter)
+    history = replay_one(t, steps, build_strategy("refold"), meter, counter=counter)
+    cal = billing.calibration
+    assert history.unseen_tokens == round(cal.prefix / cal.scale) == meter.unseen_tokens
+    assert 12_000 / 1.3 * 0.95 < history.unseen_tokens < 12_000 / 1.3 * 1.05
+    assert history.system is None

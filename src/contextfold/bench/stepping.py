@@ -41,14 +41,16 @@ def replay_one(
     every recorded call (a live run enforces it). A fold's records are metered apart, and its
     time is not render time. Each call is metered at the time the log says it was made (a
     restore or re-run call just before it), its completion the meter's count of the recorded
-    reply (the billed output where the log has it)."""
+    reply (the billed output where the log has it). The strategy is told the tokens each
+    prompt holds that the history does not (:attr:`~contextfold.core.meter.Meter.
+    unseen_tokens`), as serve's strategies see a client's system prompt."""
 
     def folded(record: FoldRecord) -> None:
         meter.record_folds((record,))
         if on_fold is not None:
             on_fold(record)
 
-    history = History(traj.system, counter=counter)
+    history = History(traj.system, counter=counter, unseen_tokens=meter.unseen_tokens)
     run = _Run(Driver(strategy, history, budget=budget, fit=False, on_fold=folded), meter)
     calls = 0
     for step in steps:

@@ -118,6 +118,13 @@ class Meter:
     """Fold records of the session's folds (accepted and rejected), in order."""
     _previous: _Sent | None = None
 
+    @property
+    def unseen_tokens(self) -> int:
+        """Tokens (of the counter) every prompt holds before the view's messages: the tool
+        schemas and the calibration's unlogged prefix, at the session's scale."""
+        cal = self.counting.calibration
+        return self.tool_tokens + round(cal.prefix / cal.scale)
+
     def record_call(
         self,
         view: View,
