@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from contextfold.cli import app
 from contextfold.core.billing import BilledUsage
 from contextfold.core.messages import AssistantMessage, ToolMessage, UserMessage
 from contextfold.core.wire.layout import layout_of
@@ -27,6 +29,7 @@ from tests._clis import Tripwire, run_claude
 from tests._protocols import TOKEN, proxy_for, root
 
 pytestmark = [pytest.mark.slow, pytest.mark.npm("claude")]
+runner = CliRunner()
 SOURCE = "def greet():\n    return 'hi'\n"
 PLAN = "The file does not exist yet: write it."
 CHECKED = "It is written."
@@ -114,3 +117,24 @@ def test_the_system_prompt_is_the_one_the_log_records(session: Any) -> None:
     assert system is not None
     sent = "".join(b["text"] for b in calls[0]["system"])
     assert len(system.content) > 1000 and system.content in sent
+
+
+def test_replayed_as_full_the_calibrated_meter_gives_the_bill(session: Any, tmp_path: Path) -> None:
+    """The log's calls priced as billed, and replay's own full beside them: the calibrated
+    counter (the unlogged tool schemas measured from the first call) and the provider's cache
+    rule give the bill back."""
+    _calls, bills, home = session
+    out = tmp_path / "replayed.json"
+    done = runner.invoke(
+        app, ["replay", str(home / ".claude" / "projects"), "--json", str(out)],
+        env={"COLUMNS": "80"},
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert "full as billed: 1 session" in done.output
+    billed = json.loads(out.read_text())["billed"]
+    assert billed["billed"]["prompt_tokens"] == sum(b.cached.total for b in bills)
+    assert billed["billed"]["output_tokens"] == sum(b.output for b in bills)
+    assert billed["full"]["prompt_tokens"] == pytest.approx(
+        billed["billed"]["prompt_tokens"], rel=0.01
+    )
+    assert billed["full"]["cost_usd"] == pytest.approx(billed["billed"]["cost_usd"], rel=0.03)

@@ -254,6 +254,10 @@ def _run_replay(
     read = plural(len(items) - len(result.import_errors), "trajectory", "trajectories")
     title = f"replay: {read}, profile {profile.name}, tokenizer {counter.name}"
     console.print(replay_table(result, title=title, width=console.width))
+    if result.bills:
+        from contextfold.bench.billed_report import billed_table
+
+        console.print(billed_table(result))
     note = counter_note(counter.name)
     if note is not None:
         console.print(note, markup=False, highlight=False)

@@ -51,6 +51,9 @@ class Trajectory:
     """The model the session names (the one most of its calls name), where the log says."""
     calls: tuple[RecordedCall, ...] = ()
     """One per assistant step, in order, where the log records its calls; else empty."""
+    bills_conversation: bool = True
+    """Whether ``calls`` billed the conversation as recorded (not so for a store's session
+    served folded: its calls billed the strategy's views)."""
 
     def counted_steps(self, counter: TokenCounter) -> list[Step]:
         """The steps with token counts and hashes (count once, share across strategies)."""

@@ -77,7 +77,7 @@ def _trajectory(
         meta["arm"] = arms.pop() if len(arms) == 1 else "mixed"
     return Trajectory(
         record.session_id, name, record.system, steps, meta=meta,
-        model=main_model(calls), calls=calls,
+        model=main_model(calls), calls=calls, bills_conversation=meta.get("arm") == "control",
     )  # fmt: skip
 
 

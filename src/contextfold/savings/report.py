@@ -10,6 +10,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from contextfold.bench.output import plural
 from contextfold.bench.report import money, short_count
 from contextfold.savings.sources import SessionSavings, Source
 
@@ -33,6 +34,8 @@ def total(sessions: list[SessionSavings], label: str = "total") -> SessionSaving
         out.restore_usd += s.restore_usd
         out.errors += s.errors
         out.early_stop |= s.early_stop
+        if s.logged_usd is not None:
+            out.logged_usd = (out.logged_usd or 0.0) + s.logged_usd
     return out
 
 
@@ -124,4 +127,20 @@ def _caption(source: Source, sessions: int, arms: bool) -> str:
             "billed; tokens: prompt tokens saved; rest.: calls of the strategy's restore "
             "tool, and what they cost"
         )
+        lines.extend(_logged(source.sessions))
     return "\n".join(lines)
+
+
+def _logged(sessions: list[SessionSavings]) -> list[str]:
+    """For sessions whose logs record their bill: what they cost as billed, beside full's
+    simulated cost of the same sessions."""
+    known = [s for s in sessions if s.logged_usd is not None]
+    if not known:
+        return []
+    billed = sum(s.logged_usd or 0.0 for s in known)
+    direct = sum(s.direct_usd for s in known)
+    error = f" ({direct / billed - 1:+.1%})" if billed else ""
+    return [
+        f"as billed in the logs: {plural(len(known), 'session')} cost ${money(billed)}; "
+        f"full simulated ${money(direct)}{error}"
+    ]

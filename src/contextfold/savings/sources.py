@@ -44,6 +44,9 @@ class SessionSavings:
     errors: int = 0
     early_stop: bool = False
     """Whether its last call ended without a final answer (:data:`FINAL_STOP`) or failed."""
+    logged_usd: float | None = None
+    """From a replay of logs that record their bill: what the session cost as billed (full,
+    at its model's prices); None otherwise."""
 
     @property
     def saved_usd(self) -> float:
@@ -70,6 +73,7 @@ class SessionSavings:
             "restore_usd": self.restore_usd,
             "errors": self.errors,
             "early_stop": self.early_stop,
+            "logged_usd": self.logged_usd,
         }
 
 
@@ -147,7 +151,7 @@ def read_replay(path: Path, strategy: str | None) -> Source:
             "postgresql:// URL or the output of contextfold replay --json"
         ) from exc
     labels = (
-        [k for k, v in data.items() if isinstance(v, dict) and "rows" in v]
+        [k for k, v in data.items() if isinstance(v, dict) and "rows" in v and k != "billed"]
         if isinstance(data, dict)
         else []
     )
@@ -157,9 +161,20 @@ def read_replay(path: Path, strategy: str | None) -> Source:
             "strategies: replay with -s full -s STRATEGY --json FILE"
         )
     chosen = _chosen(path, labels, strategy)
-    return Source(
-        str(path), "replay", _replayed(data[chosen]["rows"], data["full"]["rows"]), detail=chosen
-    )
+    sessions = _replayed(data[chosen]["rows"], data["full"]["rows"], _bills(data))
+    return Source(str(path), "replay", sessions, detail=chosen)
+
+
+def _bills(data: Mapping[str, Any]) -> dict[tuple[Any, Any], float]:
+    """Each replayed session's cost as its log billed it (``billed`` of a replay's JSON)."""
+    billed = data.get("billed")
+    rows = billed.get("sessions") if isinstance(billed, Mapping) else None
+    out = {}
+    for row in rows if isinstance(rows, list) else []:
+        cost = row.get("billed", {}).get("cost_usd") if isinstance(row, Mapping) else None
+        if isinstance(cost, int | float):
+            out[(row.get("source"), row.get("id"))] = float(cost)
+    return out
 
 
 def _chosen(path: Path, labels: list[str], strategy: str | None) -> str:
@@ -178,7 +193,11 @@ def _chosen(path: Path, labels: list[str], strategy: str | None) -> str:
     return others[0]
 
 
-def _replayed(rows: list[Mapping[str, Any]], full: list[Mapping[str, Any]]) -> list[SessionSavings]:
+def _replayed(
+    rows: list[Mapping[str, Any]],
+    full: list[Mapping[str, Any]],
+    bills: Mapping[tuple[Any, Any], float],
+) -> list[SessionSavings]:
     direct = {(r.get("source"), r.get("id")): r for r in full}
     out = []
     for row in rows:
@@ -196,6 +215,7 @@ def _replayed(rows: list[Mapping[str, Any]], full: list[Mapping[str, Any]]) -> l
                 direct_tokens=int(base.get("prompt_tokens", 0)),
                 restores=int(row.get("restores", 0)),
                 restore_usd=float(row.get("restore_cost_usd", 0.0)),
+                logged_usd=bills.get((row.get("source"), row.get("id"))),
             )
         )
     return out

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from contextfold.core.billing import BilledUsage, native_prices, simulated_usage
+from contextfold.core.billing import BilledUsage, native_prices
+from contextfold.core.caches import cache_rule, simulated_usage
 from contextfold.core.ledger import LedgerEntry
 from contextfold.core.meter import PriceTable
 from contextfold.core.tokens import TokenCounter, count_messages
@@ -93,12 +94,13 @@ class Ledger:
 
         The direct estimate: the client's whole conversation as it arrived (unfolded, with its
         own tools) through the meter's simulated cache
-        (:func:`~contextfold.core.billing.simulated_usage`: the prefix the client sent at its
-        previous call is read, the rest written, for as long as the session's billed writes
-        were made), counted by the proxy's counter and scaled by the session's token scale
-        (:class:`Scale`), so it is in the upstream's own tokens and calibrated by the bill;
-        its output is the call's billed output (folding does not change the completion). A
-        restore round has no direct counterpart: the client would not have made it."""
+        (:func:`~contextfold.core.caches.simulated_usage` by the model's provider's rule: the
+        prefix the client sent at its previous call is read, the rest written, for as long as
+        the session's billed writes were made), counted by the proxy's counter and scaled by
+        the session's token scale (:class:`Scale`), so it is in the upstream's own tokens and
+        calibrated by the bill; its output is the call's billed output (folding does not
+        change the completion). A restore round has no direct counterpart: the client would
+        not have made it."""
         request, meta = call.request, turn.session.history.meta
         model = str(request.body.get("model") or "")
         prices = native_prices(model)
@@ -117,6 +119,7 @@ class Ledger:
                 round(scale.factor * direct_tokens),
                 round(scale.factor * shared),
                 billed.output_tokens,
+                rule=cache_rule(model),
             )
             direct = _as_billed(scale.lifetimes(simulated), prices)
         return LedgerEntry(

@@ -75,6 +75,8 @@ class Rent:
 
     rule: CostRule
     reach: Reach
+    unseen: int = 0
+    """Tokens every prompt holds that the view does not show (a restore call reads them)."""
 
     def smallest_masked(self, prompt: int, maskable: int, *, system_led: bool = False) -> int:
         """The fewest tokens an output must have for masking it to pay for its own restore
@@ -96,7 +98,7 @@ class Rent:
             rewritten=change.rewritten,
             saving=change.saving,
             calls=calls,
-            prompt=change.prompt,
+            prompt=change.prompt + self.unseen,
             reach=self.reach.hazard(maskable, n) * n,
             restored=change.saving,
             pieces=change.pieces,

@@ -64,7 +64,7 @@ class Boundary:
     ) -> None:
         self._history, self._config = history, config
         self._state, self._repeats, self._settled, self._tail = state, repeats, renderings, tail
-        self._rent = Rent(rule, reach)
+        self._rent = Rent(rule, reach, unseen=history.unseen_tokens)
         self._runs = Runs(history)
         self.prefix = Settled.start(head(history))
         """The system message and the settled steps, as the view shows them."""
@@ -112,9 +112,10 @@ class Boundary:
         stay = self._shown(boundary, entries)  # shown after it now
         maskable = self._rent.reach.maskable(self._repeats.kept)
         if not fixed:  # mask only what pays for its own restore risk
-            prompt = self.prefix.total + stay
+            unseen = self._history.unseen_tokens  # sent before the history, never shown
+            prompt = self.prefix.total + stay + unseen
             if self.system_led is None:  # the first output older than the window: decided once
-                system = sum(e[1] for e in self.prefix.head)
+                system = sum(e[1] for e in self.prefix.head) + unseen
                 self.system_led = system > prompt - system
             smallest = self._rent.smallest_masked(prompt, maskable, system_led=self.system_led)
             self._settled.threshold(smallest, boundary)
