@@ -71,7 +71,7 @@ DEMO_STEPS ?= 8
 # The bundled sample sessions replayed through the main strategies (a second), then the
 # embedded model live on a calculator task for DEMO_STEPS steps (under a minute on 2 cores).
 demo: setup
-	$(BIN)/contextfold demo --steps $(DEMO_STEPS)
+	$(BIN)/contextfold demo --max-steps $(DEMO_STEPS)
 
 test: setup browser postgres npm lint typecheck docs-check unit
 

@@ -248,8 +248,9 @@ def serve(
     from contextfold.serve import ServeConfig
     from contextfold.serve.runner import ProxyThread
 
+    store = getattr(args, "store", None)  # benchmarks.ledger_estimate reads its ledger
     config = ServeConfig(
-        upstream=f"{api.kind}:{upstream.url}", strategy=args.strategy, no_auth=True
+        upstream=f"{api.kind}:{upstream.url}", strategy=args.strategy, no_auth=True, store=store
     )
     try:
         proxy = stack.enter_context(ProxyThread(config))

@@ -25,7 +25,7 @@ from contextfold.core.messages import AssistantMessage, ToolMessage
 from contextfold.core.tokens import ApproxCounter
 from contextfold.importers import iter_trajectories
 from contextfold.importers.base import Trajectory
-from contextfold.importers.detect import discover
+from contextfold.importers.walk import discover
 from contextfold.strategies.refold.prefix import restores_only
 from contextfold.strategies.refold.reach import Reach
 

@@ -6,7 +6,8 @@ hash of the data it read. The docs and the README include these files; nothing i
     .venv/bin/python benchmarks/results.py --check      # what make test checks
 
 ``samples`` replays the sessions bundled with the package (a second; anyone can reproduce
-it). ``replay`` (``results_replay.py``), ``refold``, ``learning``, ``folders`` and ``serve``
+it). ``replay`` (``results_replay.py``), ``refold``, ``billed`` (``results_billed.py``: Claude
+Code's logs against their bill), ``learning``, ``folders`` and ``serve``
 read the recorded runs in ``--data`` (default ``../shared/data``, beside the repository;
 ``docs/results/index.md`` says where they come from): minutes. ``sufficiency`` runs the tau2
 oracle benchmark (half an hour or more on 2 cores) and is written only with
@@ -81,12 +82,14 @@ def samples_page() -> md.Page:
 
 
 def main() -> None:
+    from results_billed import billed_page
     from results_pages import folders_page, learning_page, refold_page, sufficiency_page
     from results_serve import serve_page
 
     shared: dict[str, Callable[[Path], md.Page]] = {
         "replay": replay_page,
         "refold": refold_page,
+        "billed": billed_page,
         "learning": learning_page,
         "folders": folders_page,
         "serve": serve_page,

@@ -4,7 +4,11 @@
   its pydantic ``Config`` (name, default, description), so the options are written once, in
   the code.
 - ``<!-- cli: COMMAND -->`` becomes the table of a command's arguments and options (``replay``,
-  ``bench sufficiency``), read from the typer app: its ``--help``, as a table.
+  ``bench sufficiency``), read from the typer app: its ``--help``, as a table, and the
+  paragraphs its help closes with (its epilog).
+- ``<!-- formats -->`` becomes the table of the trajectory formats replay reads, from the
+  importers' registry (name, what it is, the files a folder walk takes), each name a link to
+  its section of docs/measure/formats.md (the pages that use it are beside it).
 - The docstrings use Sphinx roles (``:class:`~contextfold.core.view.View```); in the reference
   pages they become plain code names (``View``).
 """
@@ -18,6 +22,7 @@ from contextfold.strategies.registry import strategy_class
 
 _OPTIONS = re.compile(r"<!-- options: ([\w.:-]+) -->")
 _CLI = re.compile(r"<!-- cli: ([\w -]+?) -->")
+_FORMATS = "<!-- formats -->"
 _ROLE = re.compile(r":(?:class|meth|func|mod|data|attr|exc|obj):<code>(~?)([^<]+)</code>")
 
 
@@ -40,7 +45,7 @@ def options_table(name: str) -> str:
 
 
 def cli_table(name: str) -> str:
-    """Markdown: a command's help, then a row per argument and visible option."""
+    """Markdown: a row per argument and visible option of a command, then its epilog."""
     from typer.core import TyperArgument, TyperGroup
     from typer.main import get_command
 
@@ -57,9 +62,10 @@ def cli_table(name: str) -> str:
             continue
         names = ", ".join(f"`{n}`" for n in (*param.opts, *param.secondary_opts))
         if isinstance(param, TyperArgument):
-            names = f"`{param.name.upper()}`"
+            names = f"`{param.metavar or param.name.upper()}`"
         rows.append(f"| {names} | {_default(param)} | {_cell(param.help or '')} |")
-    return "\n".join(rows)
+    epilog = [_lines(p) for p in (command.epilog or "").split("\n\n") if p]
+    return "\n\n".join(["\n".join(rows), *epilog])
 
 
 def _default(param: Any) -> str:
@@ -75,7 +81,32 @@ def _default(param: Any) -> str:
     return f"`{_cell(str(value))}`"
 
 
+def formats_table() -> str:
+    """Markdown table of the importers' registry, in its order of precedence."""
+    from contextfold.importers.registry import FORMATS
+
+    rows = ["| format | what it is | a folder walk takes |", "|---|---|---|"]
+    for f in FORMATS:
+        suffixes = ", ".join(f"`*{s}`" for s in f.suffixes)
+        summary = _text(_cell(f.summary))
+        rows.append(f"| [`{f.name}`](formats.md#{f.name}) | {summary} | {suffixes} |")
+    return "\n".join(rows)
+
+
+def _text(text: str) -> str:
+    """Plain text as Markdown shows it: not markup (attr_list reads ``{...}``)."""
+    for char, entity in (("<", "&lt;"), ("*", "\\*"), ("{", "&#123;"), ("}", "&#125;")):
+        text = text.replace(char, entity)
+    return text
+
+
+def _lines(paragraph: str) -> str:
+    """A paragraph of a help screen in Markdown, its line breaks kept (a list of formats)."""
+    return "  \n".join(_text(line.strip()) for line in paragraph.splitlines())
+
+
 def on_page_markdown(markdown: str, **_: Any) -> str:
+    markdown = markdown.replace(_FORMATS, formats_table()) if _FORMATS in markdown else markdown
     markdown = _CLI.sub(lambda m: cli_table(m.group(1)), markdown)
     return _OPTIONS.sub(lambda m: options_table(m.group(1)), markdown)
 

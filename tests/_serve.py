@@ -57,6 +57,18 @@ def idle(proxy: ProxyThread, timeout: float = 10.0) -> None:
         time.sleep(0.02)
 
 
+def metric(text: str, name: str, **labels: str) -> float:
+    """The value of one series of a ``/metrics`` page (read with prometheus_client's own
+    parser), 0 when the page has no such series."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == f"contextfold_{name}" and sample.labels == labels:
+                return float(sample.value)
+    return 0.0
+
+
 def tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
     return {
         "id": call_id,

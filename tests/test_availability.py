@@ -78,6 +78,17 @@ def test_values_are_leaves_of_json_and_names_in_shell_commands() -> None:
     assert values == ["/repo", 120, 180, "src/app/models.py", "parse_args"]
 
 
+def test_an_agent_clis_shell_tool_is_read_as_a_shell_whatever_its_case() -> None:
+    """Claude Code calls its shell ``Bash``, with a description beside the command: only the
+    names in them are values, not the whole command or the description as strings."""
+    args = {"command": "rm -rf testbed && ls src/app", "description": "Remove the testbed"}
+    assert call_values(ToolCall("1", "Bash", json.dumps(args))) == ["src/app"]
+    command = {"command": "cat src/app/models.py"}
+    assert call_values(ToolCall("2", "run_shell_command", json.dumps(command))) == [
+        "src/app/models.py"
+    ]
+
+
 def test_a_string_with_blanks_also_gives_the_values_inside_it() -> None:
     expression = {"expression": "652.61 - 642.72"}
     values = call_values(ToolCall("1", "calculate", json.dumps(expression)))

@@ -11,8 +11,10 @@ from contextfold.core.meter import COST_KEYS, PRICE_TABLES
 @pytest.mark.parametrize(
     ("model", "prefix"),
     [
-        ("claude-sonnet-4-5-20250929", "claude-sonnet"),
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
+        ("claude-sonnet-4-6", "claude-sonnet"),
         ("anthropic/claude-opus-4-1", "claude-opus-4"),
+        ("claude-opus-4-8", "claude-opus-4-8"),
         ("claude-opus-4-5-20251101", "claude-opus-4-5"),
         ("claude-haiku-4-5", "claude-haiku-4"),
         ("gpt-5-mini-2025-08-07", "gpt-5-mini"),

@@ -47,7 +47,7 @@ def test_the_demo_replays_the_samples_explains_every_column_and_ends_with_a_verd
         assert len(explained) == 1, header
     lines = [line for line in said.splitlines() if line.startswith("- ")]
     assert lines[0] == "- refold sent the fewest prompt tokens: 19.1k, 0.77x of full."
-    assert lines[1].startswith("- The cheapest depends on the prices: clip at CarryOn's prices")
+    assert lines[1].startswith("- The cheapest depends on the prices: clip at the default prices")
     assert "It lost nothing for good" in said
     assert "window, clip and mask drop what they leave out for good" in said
     assert "Live" not in out
@@ -97,7 +97,7 @@ def test_the_verdict_names_a_lossy_winner_and_a_split_on_prices() -> None:
     lines = verdict({"default": default, "openai": openai})
     assert lines[0] == "window sent the fewest prompt tokens: 500, 0.50x of full."
     assert lines[1] == (
-        "The cheapest depends on the prices: refold at CarryOn's prices, window at OpenAI's."
+        "The cheapest depends on the prices: refold at the default prices, window at OpenAI's."
     )
     assert lines[2].startswith("It lost 600 of the 600 tokens it left out for good")
     assert len(lines) == 3  # no other strategy lost anything or cost more than full
@@ -120,9 +120,11 @@ def test_the_verdict_says_when_cutting_costs_more_than_it_saves() -> None:
 @pytest.mark.slow
 @pytest.mark.embedded
 def test_the_live_part_shows_the_models_tool_calls() -> None:
-    res = runner.invoke(app, ["demo", "-s", "refold", "--steps", "2", "--threads", "1"])
+    res = runner.invoke(app, ["demo", "-s", "refold", "--max-steps", "2", "--threads", "1"])
     assert res.exit_code == 0, res.output
     live = res.output[res.output.index("2. Live") : res.output.index("\nVerdict\n")]
+    loading, loaded = live.index("loading the embedded model"), live.index("\nloaded in ")
+    assert loading < loaded < live.index("task:")  # said before the first step's long wait
     assert "shows the machinery (tool calls, views, metering), not skill" in live
     assert "  [1] calculator(" in live and "  [2] calculator(" in live
     assert "- Live, the embedded model made 2 tool calls in 2 steps" in res.output

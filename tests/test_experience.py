@@ -74,12 +74,12 @@ def test_refold_that_learned_its_sessions_end_here_takes_no_late_advance() -> No
 
     alone, _ = views(session())
     assert alone.advances == 2  # at calls 8 and 9, expecting 18 and 21 calls to come
-    for length, advances in ((alone._calls, 0), (200, 2)):
+    for length, advances in ((alone._boundary.calls, 0), (200, 2)):
         refold = RefoldStrategy()
         refold.share(ended(length))
         assert views(session(), refold)[0].advances == advances
     unlearning = RefoldStrategy(RefoldConfig(learn=False))
-    unlearning.share(ended(alone._calls))
+    unlearning.share(ended(alone._boundary.calls))
     assert views(session(), unlearning)[0].advances == alone.advances
 
 

@@ -15,7 +15,8 @@ from contextfold.core.errors import ImportFormatError
 from contextfold.core.messages import AssistantMessage, ToolMessage, UserMessage
 from contextfold.core.tokens import ApproxCounter
 from contextfold.importers import Trajectory, iter_trajectories, load_file
-from contextfold.importers.detect import detect
+from contextfold.importers.probe import Probe
+from contextfold.importers.registry import claiming
 
 PLAN = 'plan\n{"entry": "Reproducer"}\nend_of_plan'
 
@@ -147,7 +148,10 @@ def test_outcome_from_results_json_in_the_parent_folder(
 
 
 def test_detection_and_errors_name_the_file(tmp_path: Path) -> None:
-    assert detect(coder()) == "swe-agent"
+    named = write(tmp_path / "named.data", coder())  # told apart by content, not the name
+    found = claiming(Probe(named, explicit=True))
+    assert found is not None and found.name == "swe-agent"
+    named.unlink()
     broken = write(tmp_path / "broken.traj", {"history": {"role": "user"}, "trajectory": []})
     member = {"role": "user", "content": "x", "agent": 3}
     bad_agent = write(tmp_path / "agent.traj", {"history": [member], "trajectory": []})

@@ -108,3 +108,23 @@ def test_a_verbatim_view_is_the_history_itself() -> None:
     view = prepare_view(FullStrategy(), history, None).view
     assert view.messages[0] is history[0].message
     assert view.settled == 1
+
+
+def test_views_rendered_call_after_call_each_carry_the_parts_of_their_own_results() -> None:
+    """Carrying remembers what it carried (the same rewritten result, call after call), and a
+    view that differs from the last one where it begins is carried anew."""
+    history = History()
+    for i in range(3):
+        call = ToolCall(f"c{i}", "look")
+        result = ToolMessage(f"result {i}", f"c{i}", parts=(IMAGE,))
+        history.append(AssistantMessage("look", tool_calls=(call,)), result)
+    strategy = _Relabel()
+    first = prepare_view(strategy, history, None).view  # type: ignore[arg-type]
+    again = prepare_view(strategy, history, None).view  # type: ignore[arg-type]
+    assert again.messages == first.messages and again.tokens == first.tokens
+    history.append(UserMessage("one more"))
+    later = prepare_view(strategy, history, None).view  # type: ignore[arg-type]
+    results = [m for m in later.messages if isinstance(m, ToolMessage)]
+    assert [r.parts for r in results] == [(IMAGE,), (IMAGE,)]  # step 0 is folded
+    assert later.tokens[-2] == history.count(results[-1])
+    assert isinstance(later.messages[-1], UserMessage) and later.messages[-1].parts == ()

@@ -116,7 +116,8 @@ def test_restore_part_text_gives_the_exact_text_back_through_the_driver() -> Non
 def test_bad_parts_are_refused_in_the_callers_terms() -> None:
     history = session(3)
     text, step = restore_text({"step": 1, "part": "output"}, history)
-    assert step is None and text == "error: part must be one of 'text', 'calls', got 'output'"
+    assert step is None
+    assert text == "error: part must be one of 'text', 'calls', 'thinking', got 'output'"
     assert restore_text({"step": 1, "part": "text", "lines": "1"}, history)[0] == (
         "[step 1, lines 1-1 of 1]\n" + text_of(1)
     )

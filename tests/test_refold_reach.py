@@ -125,10 +125,10 @@ def lookups(*, reach_back: bool, calls: int = 24) -> History:
 
 
 def views(
-    history: History, refold: RefoldStrategy | None = None
+    history: History, refold: RefoldStrategy | None = None, *, unseen: int = 0
 ) -> tuple[RefoldStrategy, list[View]]:
     refold, out = refold or RefoldStrategy(), []
-    replayed = History(history.system, counter=history.counter)
+    replayed = History(history.system, counter=history.counter, unseen_tokens=unseen)
     for step in history:
         if step.kind == "assistant":
             out.append(render_checked(refold, replayed))

@@ -126,6 +126,7 @@ def test_a_version_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:  # make it look like a store from before fold logs
         conn.execute("DROP TABLE folds")
         conn.execute("DROP TABLE replies")  # kept replies came later still
+        conn.execute("DROP TABLE ledger")  # and serve's ledger after them
         conn.execute("PRAGMA user_version = 1")
     reopened = History.open(SQLiteStore(path), "s")
     assert [s.message.content for s in reopened] == ["hi"]

@@ -17,7 +17,7 @@ from contextfold.core.errors import StoreError
 from contextfold.core.store import SQLiteStore
 from contextfold.serve import ServeConfig
 from contextfold.testing.upstreams.chat import ScriptedServer, echo_reply
-from tests._serve import TOKEN, canonical, client, serving, stored, tool_call
+from tests._serve import TOKEN, canonical, client, metric, serving, stored, tool_call
 
 SYSTEM = {"role": "system", "content": "You are terse."}
 WEATHER = {
@@ -168,8 +168,8 @@ def test_auth_is_required_and_checked(tmp_path: Path) -> None:
         assert up.requests[-1][0]["authorization"] == "Bearer upstream-key"  # passed through
         assert httpx.get(f"{base}/health").json()["status"] == "ok"
         metrics = httpx.get(f"{base}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).text
-        assert 'contextfold_requests_total{status="401"} 2' in metrics
-        assert 'contextfold_requests_total{status="200"} 1' in metrics
+        assert metric(metrics, "requests_total", status="401") == 2
+        assert metric(metrics, "requests_total", status="200") == 1
     with pytest.raises(ValueError, match="loopback"):
         ServeConfig(upstream="http://x/v1", no_auth=True, host="0.0.0.0").check()
     with pytest.raises(ValueError, match="token is required"):

@@ -10,9 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
+from google import genai
+from google.genai import errors, types
 
 from tests._hostile import HostileServer, Raw, whole
-from tests._protocols import TOKEN, proxy_for, root, sessions
+from tests._protocols import TOKEN, openai_client, proxy_for, root, sessions
 
 
 def _chunks(*chunks: dict[str, Any]) -> Raw:
@@ -65,3 +67,109 @@ def test_gemini_replies_the_proxy_cannot_use(
         error = answer.json()
     assert error["error"]["status"] == status and needle in error["error"]["message"]
     assert sessions(store) == {}
+
+
+def _client(proxy: Any) -> genai.Client:
+    options = types.HttpOptions(
+        base_url=root(proxy),
+        headers={"X-Contextfold-Token": TOKEN},
+        retry_options=types.HttpRetryOptions(attempts=1),
+    )
+    return genai.Client(api_key="gm-own", http_options=options)
+
+
+def _ask(proxy: Any, stream: bool) -> list[types.GenerateContentResponse]:
+    client = _client(proxy)
+    if stream:
+        return list(client.models.generate_content_stream(model=MODEL, contents="hi"))
+    return [client.models.generate_content(model=MODEL, contents="hi")]
+
+
+MODEL = "gemini-3-flash-preview"
+_USAGE = {"promptTokenCount": 4, "totalTokenCount": 4}
+
+
+@pytest.mark.parametrize("feedback", ["blocked", ["SAFETY"]])
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_prompt_feedback_that_is_no_object_is_a_502(
+    tmp_path: Path, feedback: Any, stream: bool
+) -> None:
+    data = {"promptFeedback": feedback, "usageMetadata": _USAGE}
+    reply = _chunks(data) if stream else whole(data)
+    with (
+        HostileServer(lambda b: reply) as up,
+        proxy_for(up, "gemini", tmp_path / "s.db") as proxy,
+        pytest.raises(errors.ServerError) as raised,
+    ):
+        _ask(proxy, stream)
+    assert raised.value.code == 502 and raised.value.status == "UNAVAILABLE"
+    assert "promptFeedback is not an object" in str(raised.value.message)
+    assert sessions(tmp_path / "s.db") == {}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_blocked_prompt_reaches_the_client_streamed_or_not(stream: bool) -> None:
+    feedback = {"blockReason": "PROHIBITED_CONTENT", "safetyRatings": []}
+    data = {"promptFeedback": feedback, "usageMetadata": _USAGE, "modelVersion": MODEL}
+    reply = _chunks(data) if stream else whole(data)
+    with HostileServer(lambda b: reply) as up, proxy_for(up, "gemini") as proxy:
+        answers = _ask(proxy, stream)
+    last = answers[-1]
+    assert last.prompt_feedback is not None
+    assert last.prompt_feedback.block_reason == "PROHIBITED_CONTENT"
+    assert last.candidates and last.candidates[0].finish_reason == "PROHIBITED_CONTENT"
+    assert not "".join(a.text or "" for a in answers)
+
+
+def test_a_quotas_details_reach_the_gemini_client() -> None:
+    details = [
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+         "violations": [{"quotaMetric": "generate_content_free_tier_requests",
+                         "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]},
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "13s"},
+    ]  # fmt: skip
+    error = {**_QUOTA["error"], "details": details}
+    refused = whole({"error": error}, status=429)
+    streamed = _chunks(_said("Hello, "), {"error": error})
+    answers = []
+    for reply, stream in ((refused, False), (streamed, True)):
+        with (
+            HostileServer(lambda b, reply=reply: reply) as up,
+            proxy_for(up, "gemini") as proxy,
+            pytest.raises(errors.ClientError) as raised,
+        ):
+            _ask(proxy, stream)
+        answers.append(raised)
+    for raised in answers:
+        assert raised.value.code == 429 and raised.value.status == "RESOURCE_EXHAUSTED"
+        assert raised.value.details["error"]["details"] == details
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_part_holding_text_and_a_call_keeps_both(stream: bool) -> None:
+    call = {"name": "weather", "args": {"city": "Oslo"}}
+    part = {"text": "Checking.", "functionCall": call, "thoughtSignature": "c2ln"}
+    candidate = {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}
+    data = {"candidates": [candidate], "usageMetadata": _USAGE}
+    reply = _chunks(data) if stream else whole(data)
+    with HostileServer(lambda b: reply) as up, proxy_for(up, "gemini") as proxy:
+        answers = _ask(proxy, stream)
+        chat = openai_client(proxy).chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": "hi"}], stream=stream
+        )
+        chunks = list(chat) if stream else []
+    assert "".join(a.text or "" for a in answers) == "Checking."
+    calls = [c for a in answers for c in a.function_calls or []]
+    assert [(c.name, c.args) for c in calls] == [("weather", {"city": "Oslo"})]
+    if stream:
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        named = [
+            t.function.name
+            for c in chunks
+            if c.choices
+            for t in c.choices[0].delta.tool_calls or []
+        ]
+    else:
+        message = chat.choices[0].message  # type: ignore[union-attr]
+        text, named = message.content or "", [t.function.name for t in message.tool_calls or []]
+    assert (text, named) == ("Checking.", ["weather"])

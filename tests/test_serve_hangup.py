@@ -1,17 +1,30 @@
 """A client that hangs up before its reply is whole, in every API, whole and streamed: the
 upstream call is let go at once (the session is free again while the upstream still works on
-it), nothing of the turn is stored, and the client's retry continues the same session."""
+it), nothing of the turn is stored, and the client's retry continues the same session. Every
+API's stream opens with an event before the reply is whole (Chat's role chunk), so a client
+that hangs up after it leaves nothing either; one that hangs up before its body was read is
+logged as its hang-up, in one line."""
 
 from __future__ import annotations
 
+import logging
+import socket
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests._protocols import CLIENT_KEY, TOKEN, proxy_for, sessions
+from tests._protocols import (
+    CLIENT_KEY,
+    TOKEN,
+    anthropic_client,
+    openai_client,
+    proxy_for,
+    sessions,
+)
 from tests._rounds import API_STREAMS, Conversation, answered, upstream
 from tests._serve import idle
 
@@ -92,3 +105,79 @@ def test_a_client_that_hangs_up_leaves_nothing_and_its_retry_goes_on(
         assert talk.ask().text.endswith("All steps done.")
     (steps,) = sessions(store).values()  # the retry continued the session: no branch
     assert len(steps) == 3
+
+
+LINE = "A reply of one line, held whole until it ends. " * 4
+"""A reply the strategy's marker filter holds back whole (no line ends before its end)."""
+
+
+def _slow(api: str) -> Any:
+    from contextfold.testing.upstreams.anthropic import ScriptedAnthropic
+    from contextfold.testing.upstreams.chat import ScriptedServer
+    from contextfold.testing.upstreams.responses import ScriptedResponses, message
+
+    if api == "chat":
+        return ScriptedServer(lambda b: {"role": "assistant", "content": LINE}, chunk_delay=0.1)
+    if api == "anthropic":
+        return ScriptedAnthropic(lambda b: LINE, chunk_delay=0.1)
+    return ScriptedResponses(lambda b: [message(LINE)], chunk_delay=0.1)
+
+
+def _first_event_then_hang_up(proxy: Any, api: str) -> None:
+    """Ask through the API's official SDK, streamed; close the stream at its first event."""
+    said: Any = [{"role": "user", "content": "Start the task."}]
+    if api == "chat":
+        stream: Any = openai_client(proxy).chat.completions.create(
+            model="m", messages=said, stream=True
+        )
+    elif api == "anthropic":
+        stream = anthropic_client(proxy).messages.create(
+            model="m", max_tokens=200, messages=said, stream=True
+        )
+    else:
+        stream = openai_client(proxy).responses.create(
+            model="m", input="Start the task.", stream=True, store=False
+        )
+    next(iter(stream))
+    stream.close()
+
+
+@pytest.mark.parametrize("api", ["chat", "anthropic", "responses"])
+def test_a_client_that_hangs_up_at_its_first_event_has_nothing_stored(
+    tmp_path: Path, api: str
+) -> None:
+    store = tmp_path / "s.db"
+    with _slow(api) as up, proxy_for(up, api, store, strategy="refold") as proxy:
+        _first_event_then_hang_up(proxy, api)
+        idle(proxy)  # the turn let go: the upstream was still streaming its one line
+    assert sessions(store) == {}
+
+
+ROUTES = ["/v1/chat/completions", "/v1/messages", "/v1/responses",
+          "/v1beta/models/gemini-test:generateContent"]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", ROUTES)
+def test_a_client_that_hangs_up_mid_body_is_logged_as_its_hang_up(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, path: str
+) -> None:
+    from contextfold.testing.upstreams.chat import ScriptedServer
+
+    with ScriptedServer() as up, proxy_for(up, "chat", tmp_path / "s.db") as proxy:
+        url = httpx.URL(proxy.url)
+        head = (f"POST {path} HTTP/1.1\r\nHost: {url.host}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: 10000\r\nX-Contextfold-Token: {TOKEN}\r\n\r\n")  # fmt: skip
+        with caplog.at_level(logging.INFO), socket.create_connection((url.host, url.port)) as sock:
+            sock.sendall(head.encode() + b'{"model": "m", "messages": [{"role": "us')
+            time.sleep(0.3)  # the body is being read when the client goes
+        deadline = time.monotonic() + 10
+        while not _ours(caplog) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    (record,) = _ours(caplog)
+    assert "the client hung up before its request was whole" in record.getMessage()
+    assert path in record.getMessage() and record.exc_info is None
+    assert up.requests == [] and sessions(tmp_path / "s.db") == {}
+
+
+def _ours(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name.startswith("contextfold")]

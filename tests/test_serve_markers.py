@@ -8,12 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google import genai
+from google.genai import types
 
 from contextfold.core.messages import AssistantMessage
+from contextfold.testing.upstreams._gemini_parts import sign
 from contextfold.testing.upstreams.anthropic import ScriptedAnthropic
 from contextfold.testing.upstreams.chat import ScriptedServer
+from contextfold.testing.upstreams.gemini import ScriptedGemini
+from contextfold.testing.upstreams.gemini import text as gemini_text
 from contextfold.testing.upstreams.responses import ScriptedResponses
-from tests._protocols import anthropic_client, openai_client, proxy_for, sessions
+from tests._protocols import TOKEN, anthropic_client, openai_client, proxy_for, root, sessions
 
 MARKERS = "\nPROGRESS: read the task\nSTALE: none"
 REPLY = "I will start with the parser."
@@ -99,6 +104,31 @@ def test_openai_responses(tmp_path: Path, stream: bool) -> None:
                 outputs = [i.model_dump(exclude_none=True) for i in answer.output]
             shown.append(text)
             inputs += [*outputs, {"role": "user", "content": "Go on."}]
+    _check(store, shown)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_gemini_whose_reply_ends_in_an_empty_signed_part(tmp_path: Path, stream: bool) -> None:
+    """The lines end the first text part, signed; an empty one follows, signed too (a
+    streamed reply's last chunk: ``{"text": ""}`` with the finishReason)."""
+    store = tmp_path / "s.db"
+    said = {**gemini_text(REPLY + MARKERS), "thoughtSignature": sign("m")}
+    reply = [said, gemini_text("")]  # the scripted upstream signs the last part
+    with ScriptedGemini(lambda body: reply) as up, proxy_for(up, "gemini", store) as proxy:
+        options = types.HttpOptions(base_url=root(proxy), headers={"X-Contextfold-Token": TOKEN})
+        client = genai.Client(api_key="gm-own", http_options=options)
+        contents: list[Any] = [types.Content(role="user", parts=[types.Part(text="Fix it.")])]
+        shown = []
+        for _ in range(2):
+            if stream:
+                chunks = list(client.models.generate_content_stream(model="m", contents=contents))
+                parts = [p for c in chunks for p in c.candidates[0].content.parts or []]
+            else:
+                answer = client.models.generate_content(model="m", contents=contents)
+                parts = answer.candidates[0].content.parts or []
+            shown.append("".join(p.text or "" for p in parts))
+            asked = types.Content(role="user", parts=[types.Part(text="Go on.")])
+            contents += [types.Content(role="model", parts=parts), asked]
     _check(store, shown)
 
 

@@ -78,6 +78,8 @@ def test_a_retry_that_lost_the_session_keeps_its_call_in_a_branch(
             "family": "",
             "parent": session,
             "fork_at": 1,
+            "arm": "treated",
+            "unit": session,
         }
     assert two.sync() == 0  # the loser already reopened both
     on_retry = _continued("retried", "x")
@@ -174,5 +176,11 @@ def test_a_turn_whose_steps_were_written_before_its_call_lost_keeps_them_once_in
     assert _calls_point_at_their_prompts(url) == {session: [1, 5], branch: [3]}
     with PostgresStore(url) as check:
         meta = check.load_session(branch).meta["serve"]
-    assert meta == {"family": "", "parent": session, "fork_at": 3}
+    assert meta == {
+        "family": "",
+        "parent": session,
+        "fork_at": 3,
+        "arm": "treated",
+        "unit": session,
+    }
     store.close()

@@ -154,6 +154,8 @@ def test_a_race_on_one_session_is_decided_by_the_database(postgres: TempPostgres
             "family": "",
             "parent": turn_a.session.id,
             "fork_at": 2,  # both sent the reply "hello": the steps it shares with a's session
+            "arm": "treated",
+            "unit": turn_a.session.id,  # the conversation's, as a branch of it
         }
         assert [c["usage"] for c in store.load_calls(branch)] == [{"prompt_tokens": 2}]
         assert [c["usage"] for c in store.load_calls(turn_a.session.id)] == [{"prompt_tokens": 1}]

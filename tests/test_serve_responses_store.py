@@ -5,7 +5,6 @@ memory they hold (their JSON bytes, in ``/metrics``) never passes the budget."""
 from __future__ import annotations
 
 import json
-import re
 
 import httpx
 import pytest
@@ -14,6 +13,7 @@ from contextfold.serve.apis.responses._store import ResponseStore, Stored, store
 from contextfold.serve.errors import ApiError
 from contextfold.testing.upstreams.responses import ScriptedResponses
 from tests._protocols import CLIENT_KEY, TOKEN, proxy_for
+from tests._serve import metric
 
 HEADERS = {"authorization": f"Bearer {CLIENT_KEY}", "x-contextfold-token": TOKEN}
 
@@ -50,10 +50,7 @@ def test_a_response_larger_than_the_whole_budget_is_not_kept_and_says_so() -> No
 
 
 def _metric(proxy_url: str, name: str) -> int:
-    text = httpx.get(f"{proxy_url}/metrics", headers=HEADERS).text
-    found = re.search(rf"^contextfold_{name} (\d+)$", text, re.MULTILINE)
-    assert found, text
-    return int(found.group(1))
+    return int(metric(httpx.get(f"{proxy_url}/metrics", headers=HEADERS).text, name))
 
 
 def test_kept_responses_through_the_proxy_stay_within_the_budget() -> None:

@@ -31,7 +31,7 @@ def test_a_chat_completions_upstream_serves_every_api() -> None:
     assert missing.status_code == 404
     routes = missing.json()["routes"]
     assert {"POST /v1/chat/completions", "POST /v1/messages", "POST /v1/responses"} <= set(routes)
-    assert "POST /v1beta/models/{target}" in routes
+    assert "POST /v1beta/models/{model}:{method}" in routes
 
 
 def test_a_gemini_upstream_serves_every_api() -> None:
@@ -39,7 +39,7 @@ def test_a_gemini_upstream_serves_every_api() -> None:
         missing = httpx.post(f"{proxy.url}/embeddings", json={}, headers=AUTH)
     routes = set(missing.json()["routes"])
     assert {"POST /v1/chat/completions", "POST /v1/messages", "POST /v1/responses"} <= routes
-    assert "POST /v1beta/models/{target}" in routes
+    assert "POST /v1beta/models/{model}:{method}" in routes
 
 
 @pytest.mark.parametrize(

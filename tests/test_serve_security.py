@@ -4,15 +4,16 @@ HTTP on 127.0.0.1: a proxy, a scripted upstream, httpx with forged headers."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from typer.testing import CliRunner
 
-from contextfold.cli import app
 from contextfold.serve import ServeConfig
 from contextfold.serve.runner import ProxyThread
 from contextfold.testing.upstreams.chat import ScriptedServer
@@ -114,16 +115,23 @@ def test_credentials_in_the_upstream_url_are_shown_to_no_one(tmp_path: Path) -> 
         assert SECRET not in down.text and "user:***@" in down.text
 
 
-def test_the_start_up_line_shows_the_upstream_redacted(tmp_path: Path) -> None:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        argv = ["serve", "--upstream", "http://user:PASS-s3cret@127.0.0.1:9/v1", "--no-auth"]
-        result = CliRunner().invoke(app, [*argv, "--port", str(port), "-s", "full"])
-    assert result.exit_code == 2 and "cannot listen" in result.output
-    assert "-> http://user:***@127.0.0.1:9/v1" in result.output
-    assert SECRET not in result.output
+def test_the_start_up_line_shows_the_upstream_redacted() -> None:
+    """The line ``contextfold serve`` starts with, read from the running command."""
+    argv = ["serve", "--upstream", "http://user:PASS-s3cret@127.0.0.1:9/v1", "--no-auth"]
+    argv += ["--port", str(_free_port()), "-s", "full"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    main = "import sys; from contextfold.cli import app; sys.argv[0] = 'contextfold'; app()"
+    served = subprocess.Popen(
+        [sys.executable, "-c", main, *argv], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert served.stdout is not None
+        line = served.stdout.readline()
+    finally:
+        served.terminate()
+        served.wait(timeout=30)
+    assert line.startswith("contextfold serve: http://127.0.0.1:"), line
+    assert "-> http://user:***@127.0.0.1:9/v1" in line and SECRET not in line
 
 
 def _redacted(url: str) -> str:

@@ -96,7 +96,13 @@ def test_identical_openings_part_when_they_differ_and_rewrites_branch(tmp_path: 
         metas = {sid: store.load_session(sid).meta["serve"] for sid in store.list_sessions()}
     a_id = next(sid for sid, msgs in after.items() if msgs == canonical(a))
     b_id = next(sid for sid, msgs in after.items() if msgs == canonical(b))
-    assert metas[b_id] == {"family": "", "parent": a_id, "fork_at": 2}  # user, "x"
+    assert metas[b_id] == {  # user, "x"; the arm and unit of the conversation it branched from
+        "family": "",
+        "parent": a_id,
+        "fork_at": 2,
+        "arm": "treated",
+        "unit": a_id,
+    }
     assert metas[a_id]["parent"] is None
 
 

@@ -1,6 +1,7 @@
 """Why a reply ended reaches every client in its API's words, whole and streamed: an upstream's
 length limit, content filter or refusal is never a normal completion, and a reason only one
-API has comes back to its clients as it was (:mod:`contextfold.serve.stops`)."""
+API has comes back to its clients as it was (one table per API: ``apis/<api>/_stops.py``), and
+to other clients in their words (never a word their API does not have)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
+from google import genai
+from google.genai import types
 
 from tests._hostile import HostileServer, Raw, events, named, whole
-from tests._protocols import TOKEN, proxy_for, root
+from tests._protocols import TOKEN, anthropic_client, openai_client, proxy_for, root
 
 
 def _chat_upstream(reason: str) -> Any:
@@ -171,3 +174,83 @@ def test_a_responses_status_comes_back_as_it_was(
         got = _ended("responses", _ask(proxy, "responses", stream), stream)
     details = {"reason": reason} if reason else None
     assert got == (status, details, f"response.{status}" if stream else None)
+
+
+def _gemini_upstream(reason: str, stream: bool) -> Any:
+    candidate = {"content": {"role": "model", "parts": [{"text": "Part"}]},
+                 "finishReason": reason, "index": 0}  # fmt: skip
+    data = {"candidates": [candidate], "usageMetadata": {"promptTokenCount": 3}}
+    if not stream:
+        return lambda body: whole(data)
+    head = {"candidates": [{**candidate, "finishReason": None}]}
+    chunks = [f"data: {json.dumps(c)}\r\n\r\n".encode() for c in (head, data)]
+    return lambda body: Raw(chunks, content_type="text/event-stream", length=False)
+
+
+def _gemini_ended(proxy: Any, stream: bool) -> str | None:
+    options = types.HttpOptions(base_url=root(proxy), headers={"X-Contextfold-Token": TOKEN},
+                                retry_options=types.HttpRetryOptions(attempts=1))  # fmt: skip
+    client = genai.Client(api_key="gm-own", http_options=options)
+    if not stream:
+        reply = client.models.generate_content(model="gemini-test", contents="hi")
+        return reply.candidates[0].finish_reason if reply.candidates else None
+    chunks = list(client.models.generate_content_stream(model="gemini-test", contents="hi"))
+    return chunks[-1].candidates[0].finish_reason if chunks[-1].candidates else None
+
+
+GEMINI_OWN = ["RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
+              "MALFORMED_FUNCTION_CALL", "MAX_TOKENS", "SAFETY"]  # fmt: skip
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("reason", GEMINI_OWN)
+def test_a_gemini_finish_reason_comes_back_as_it_was(reason: str, stream: bool) -> None:
+    upstream = _gemini_upstream(reason, stream)
+    with HostileServer(upstream) as up, proxy_for(up, "gemini") as proxy:
+        assert _gemini_ended(proxy, stream) == reason
+
+
+def _sdk_ended(proxy: Any, api: str, stream: bool) -> Any:
+    """How an official SDK's client was told the reply ended."""
+    said = [{"role": "user", "content": "hi"}]
+    if api == "chat":
+        chat = openai_client(proxy).chat.completions
+        if not stream:
+            return chat.create(model="m", messages=said).choices[0].finish_reason  # type: ignore[arg-type]
+        chunks = list(chat.create(model="m", messages=said, stream=True))  # type: ignore[arg-type]
+        return [c.choices[0].finish_reason for c in chunks if c.choices][-1]
+    if api == "anthropic":
+        messages = anthropic_client(proxy).messages
+        if not stream:
+            return messages.create(model="m", max_tokens=8, messages=said).stop_reason  # type: ignore[arg-type]
+        with messages.stream(model="m", max_tokens=8, messages=said) as events:  # type: ignore[arg-type]
+            return events.get_final_message().stop_reason
+    responses = openai_client(proxy).responses
+    if not stream:
+        done = responses.create(model="m", input="hi")
+    else:
+        events = list(responses.create(model="m", input="hi", stream=True))
+        done = events[-1].response  # type: ignore[union-attr]
+    details = done.incomplete_details
+    return done.status, details.reason if details else None
+
+
+GEMINI_TO = [
+    ("RECITATION", {"chat": "content_filter", "anthropic": "refusal",
+                    "responses": ("incomplete", "content_filter")}),
+    ("MALFORMED_FUNCTION_CALL", {"chat": "stop", "anthropic": "end_turn",
+                                 "responses": ("completed", None)}),
+    ("MAX_TOKENS", {"chat": "length", "anthropic": "max_tokens",
+                    "responses": ("incomplete", "max_output_tokens")}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("client", ["chat", "anthropic", "responses"])
+@pytest.mark.parametrize(("reason", "expected"), GEMINI_TO, ids=[r for r, _ in GEMINI_TO])
+def test_a_gemini_finish_reason_reaches_other_clients_in_their_words(
+    reason: str, expected: dict[str, Any], client: str, stream: bool
+) -> None:
+    upstream = _gemini_upstream(reason, stream)
+    with HostileServer(upstream) as up, proxy_for(up, "gemini", upstream_key="gm-own") as proxy:
+        assert _sdk_ended(proxy, client, stream) == expected[client]

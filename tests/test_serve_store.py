@@ -22,7 +22,7 @@ from contextfold.core.messages import AssistantMessage, UserMessage, to_openai
 from contextfold.core.store import SQLiteStore
 from contextfold.strategies.folding.cache import FoldCache
 from contextfold.testing.upstreams.chat import ScriptedServer
-from tests._serve import TOKEN, canonical, client, serving, stored
+from tests._serve import TOKEN, canonical, client, metric, serving, stored
 
 SESSIONS, STEPS = 30, 40
 
@@ -123,7 +123,7 @@ def test_one_unreadable_session_is_skipped_and_reported_and_the_others_served(
         assert chat.chat.completions.create(model="m", messages=more).choices
         base = proxy.url.removesuffix("/v1")
         metrics = httpx.get(f"{base}/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
-        assert "contextfold_sessions_skipped 1" in metrics.text
+        assert metric(metrics.text, "sessions_skipped") == 1
     after = stored_readable(filled)
     assert after["s12"] == canonical(more)  # continued in place: no branch, no copy
     assert set(after) == set(before)

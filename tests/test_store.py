@@ -528,6 +528,7 @@ def test_a_sqlite_store_of_version_2_gains_replies(tmp_path: Path) -> None:
         store.append_step("s", make_step(0, [UserMessage("kept")], COUNTER))
     raw = sqlite3.connect(path)
     raw.execute("DROP TABLE replies")
+    raw.execute("DROP TABLE ledger")
     raw.execute("PRAGMA user_version = 2")
     raw.commit()
     raw.close()
@@ -546,6 +547,7 @@ def test_a_postgres_store_of_version_1_gains_replies(postgres: TempPostgres) -> 
         store.create_session("s", system=None, counter=COUNTER.name, meta={})
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DROP TABLE replies")
+        conn.execute("DROP TABLE ledger")
         conn.execute("UPDATE contextfold_schema SET version = 1")
     with PostgresStore(url) as store:
         store.record_reply("s", step=0, message=REPLY)

@@ -78,6 +78,11 @@ def test_the_summary_reads_the_proxys_counters_of_this_run() -> None:
         "contextfold wrap: sessions in /s.db; 2 requests: the upstream was spared 1,000 of "
         "4,000 prompt tokens (25%)"
     )
+    metrics.add("billed_usd_total", 0.25, arm="treated", call="client")
+    metrics.add("billed_usd_total", 0.0125, arm="treated", call="restore")
+    metrics.add("direct_estimate_usd_total", 0.5, arm="treated")
+    billed = summary(before, parse_metrics(metrics.render()), sessions="/s.db", log=None)
+    assert billed.endswith("prompt tokens (25%); billed $0.26, about $0.50 direct")
     idle = summary(before, before, sessions="/s.db", log="/w.log")
     assert idle.endswith("no request was answered; the proxy logged warnings to /w.log")
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfold.bench.availability import ARGS_KEYS, ArgIndex, ArgTally, args_summary
+from contextfold.bench.billed import bill_row, session_billing, usage_row
 from contextfold.bench.cluster import FolderChoice, RaySweep
 from contextfold.bench.hindsight import Hindsight
 from contextfold.bench.restores import RestorePricing
@@ -111,6 +112,9 @@ class ReplayResult:
     """Each file or trajectory skipped for every strategy: ``path``, ``position``, ``reason``."""
     experiences: Mapping[str, Experience] = field(default_factory=dict)
     """Each label's experience after the replay (``learn``, or a given ``experience``)."""
+    bills: list[dict[str, Any]] = field(default_factory=list)
+    """Each trajectory whose log records its bill: ``id``, ``source``, and the bill
+    (:func:`~contextfold.bench.billed.bill_row`)."""
 
     def by_source(self) -> dict[str, ReplayResult]:
         """The same results split by the file each trajectory came from (in the order the
@@ -122,18 +126,24 @@ class ReplayResult:
                 {
                     label: StrategyResult(label, [r for r in res.rows if r["source"] == source])
                     for label, res in self.strategies.items()
-                }
+                },
+                bills=[b for b in self.bills if b["source"] == source],
             )
             for source in sources
         }
 
     def to_json(self) -> dict[str, Any]:
         """Per strategy: the summary keys plus ``rows`` (one per trajectory); and at the top
-        level, ``skipped_files``."""
+        level, ``skipped_files`` and, where logs record their bill, ``billed``
+        (:func:`~contextfold.bench.billed.billed_json`)."""
+        from contextfold.bench.billed import billed_json
+
         out: dict[str, Any] = {
             label: {**res.summary(), "rows": res.rows} for label, res in self.strategies.items()
         }
         out["skipped_files"] = self.skipped_files
+        if self.bills:
+            out["billed"] = billed_json(self)
         return out
 
 
@@ -174,6 +184,12 @@ def replay(
     With ``price_restores`` (the default), restorable values a call needs are restored first,
     each restore a call of its own; with ``price_reruns`` (the default), lost ones are got
     again, each re-run a call of its own (below).
+
+    A trajectory that names its model is priced in that model's dollars under ``prices``
+    (:func:`~contextfold.core.billing.prices_for`) and cached by its provider's rule; where its
+    log records the bill, every strategy's meter counts with the session's calibration
+    (:func:`~contextfold.bench.billed.session_billing`), and the bill is kept in
+    :attr:`ReplayResult.bills`.
 
     For every trajectory the steps are counted once and shared. Each strategy gets a fresh instance
     and a fresh History; the steps are appended one by one (``observe`` after each), and the view
@@ -259,9 +275,12 @@ def _replay_trajectory(
         _skip_all(result, ImportFormatError(traj.source, traj.id, str(exc)))
         return
     index = ArgIndex.build(traj.system, steps)
+    billing = session_billing(traj, steps, setup.counter)
+    if billing.bill is not None:
+        result.bills.append(bill_row(traj, billing.bill))
     for spec, label in zip(specs, labels, strict=True):
         res = result.strategies[label]
-        meter = Meter(prices=setup.prices, profile=setup.profile)
+        meter = billing.meter(setup.prices, setup.profile, setup.counter)
         restores, reruns = setup.priced
         pricing = RestorePricing(ArgTally(index), priced=restores, reruns_priced=reruns)
         try:
@@ -357,6 +376,7 @@ def replay_remote(
 def _merge(into: ReplayResult, part: ReplayResult) -> None:
     into.import_errors += part.import_errors
     into.skipped_files += part.skipped_files
+    into.bills += part.bills
     for label, res in part.strategies.items():
         target = into.strategies[label]
         target.rows += res.rows
@@ -372,8 +392,10 @@ def _row(traj: Trajectory, steps: Sequence[Step], meter: Meter) -> dict[str, Any
         "source": traj.source,
         "steps": len(steps),
         "outcome": traj.outcome,
+        "model": traj.model,
         **meter.summary(),
         "reused_tokens": sum(c.reused_tokens for c in meter.calls),
+        **usage_row(meter.usage),
     }
 
 

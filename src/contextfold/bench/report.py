@@ -198,7 +198,8 @@ def _bytes(value: float) -> str:
 
 
 def progress_bar(console: Console) -> Progress:
-    """The progress bar every batch command shows (on stderr, gone when done)."""
+    """The progress bar every batch command shows (on stderr, gone when done); none where
+    stderr is no terminal (a log would only get the blank line it leaves)."""
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -206,4 +207,5 @@ def progress_bar(console: Console) -> Progress:
         TimeElapsedColumn(),
         console=console,
         transient=True,
+        disable=not console.is_terminal,
     )

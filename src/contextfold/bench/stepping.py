@@ -10,7 +10,7 @@ from contextfold.bench.restores import RestorePricing
 from contextfold.core.driver import Driver
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
-from contextfold.core.meter import Meter
+from contextfold.core.meter import CallRecord, Meter
 from contextfold.core.protocols import Strategy
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View
@@ -39,34 +39,53 @@ def replay_one(
     Each step is the loop step a live run takes (:class:`~contextfold.core.driver.Driver`),
     with one difference: the budget is a hint, never enforced, so every strategy replays
     every recorded call (a live run enforces it). A fold's records are metered apart, and its
-    time is not render time."""
+    time is not render time. Each call is metered at the time the log says it was made (a
+    restore or re-run call just before it), its completion the meter's count of the recorded
+    reply (the billed output where the log has it). The strategy is told the tokens each
+    prompt holds that the history does not (:attr:`~contextfold.core.meter.Meter.
+    unseen_tokens`), as serve's strategies see a client's system prompt."""
 
     def folded(record: FoldRecord) -> None:
         meter.record_folds((record,))
         if on_fold is not None:
             on_fold(record)
 
-    history = History(traj.system, counter=counter)
+    history = History(traj.system, counter=counter, unseen_tokens=meter.unseen_tokens)
     run = _Run(Driver(strategy, history, budget=budget, fit=False, on_fold=folded), meter)
+    calls = 0
     for step in steps:
         if step.kind == "assistant":
+            run.at = traj.calls[calls].at if calls < len(traj.calls) else None
             view, elapsed = run.render()
             if check is not None:
                 check(step.index, view)
             if restores is not None:
                 view, elapsed = run.recover(step.index, view, elapsed, restores)
-            meter.record_call(view, completion_tokens=step.tokens[0], render_ns=elapsed)
+            run.call(view, elapsed, step, calls)
+            calls += 1
         run.driver.append_step(restores.place(step, history) if restores is not None else step)
     run.driver.end()
     return history
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Run:
     """One strategy's replay of one trajectory in progress."""
 
     driver: Driver
     meter: Meter
+    at: float | None = None
+    """When the recorded call being replayed was made."""
+
+    def call(self, view: View, elapsed: int, made: Step, recorded: int | None) -> CallRecord:
+        """Meter one call on ``view`` whose completion is ``made`` (recorded call
+        ``recorded``, or None for a call replay adds)."""
+        counting = self.meter.counting
+        reply = counting.reply(made.messages[0], made.tokens[0])
+        completion = counting.calibration.output(recorded, reply)
+        return self.meter.record_call(
+            view, completion_tokens=completion, render_ns=elapsed, at=self.at
+        )
 
     def render(self) -> tuple[View, int]:
         """Fold what is due, then render: the view and the render time in nanoseconds."""
@@ -92,9 +111,7 @@ class _Run:
     ) -> tuple[View, int]:
         """One call on ``view`` whose completion is the head of ``made``, metered and paid;
         the steps it made appended and observed; the view rendered again."""
-        record = self.meter.record_call(
-            view, completion_tokens=made[0].tokens[0], render_ns=elapsed
-        )
+        record = self.call(view, elapsed, made[0], None)
         restores.paid(record, rerun=rerun)
         for step in made:
             self.driver.append_step(step)

@@ -19,7 +19,7 @@ __all__ = ["verdict"]
 Summaries = Mapping[str, Mapping[str, Any]]
 """label -> summary, in the order the strategies were given."""
 
-TABLE_NAMES = {"default": "CarryOn's prices", "openai": "OpenAI's"}
+TABLE_NAMES = {"default": "the default prices", "openai": "OpenAI's"}
 
 
 def verdict(summaries: Mapping[str, Summaries]) -> list[str]:

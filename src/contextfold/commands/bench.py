@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from contextfold.commands.common import (
@@ -23,6 +24,7 @@ from contextfold.commands.common import (
     make_progress,
     save,
 )
+from contextfold.commands.helpscreen import Group
 from contextfold.commands.options import (
     DEFAULT_PRICES,
     BaseUrlOpt,
@@ -53,23 +55,34 @@ if TYPE_CHECKING:
 __all__ = ["bench_app", "cache", "sufficiency"]
 
 bench_app = typer.Typer(
-    help="Benchmarks: tau2 sufficiency, a real engine's prefix cache.", no_args_is_help=True
+    help="Benchmarks: tau2 sufficiency, a real engine's prefix cache.",
+    no_args_is_help=True,
+    cls=Group,
 )
 
 
 def sufficiency(
-    domain: Annotated[str, typer.Option(help="tau2 domain: airline, retail or telecom.")],
+    domain: Annotated[
+        str, typer.Option(metavar="DOMAIN", help="tau2 domain: airline, retail or telecom.")
+    ],
     strategy: StrategiesOpt = ["full"],  # noqa: B006  (typer reads the default)
     budget: Annotated[
         list[int],
-        typer.Option(min=1, help="Context budget in tokens (repeat it); none: unlimited."),
+        typer.Option(
+            min=1, metavar="TOKENS", help="Context budget in tokens; repeat it (default: none)."
+        ),
     ] = [],  # noqa: B006
     noisy: Annotated[bool, typer.Option("--noisy", help="Pad tool outputs (noisy mode).")] = False,
     both: Annotated[bool, typer.Option("--both", help="Run normal and noisy mode.")] = False,
-    tasks: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks.")] = None,
-    task: Annotated[list[str], typer.Option("--task", help="Only these task ids.")] = [],  # noqa: B006
+    tasks: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="Only the first N tasks.")
+    ] = None,
+    task: Annotated[
+        list[str], typer.Option("--task", metavar="ID", help="Only this task; repeat it.")
+    ] = [],  # noqa: B006
     workers: Annotated[
-        int, typer.Option(min=1, help="Processes, or Ray tasks at once (tasks run in parallel).")
+        int,
+        typer.Option(min=1, metavar="N", help="Processes, or Ray tasks, running tasks at once."),
     ] = 2,
     ray: RayOpt = None,
     learn: LearnOpt = False,
@@ -78,9 +91,13 @@ def sufficiency(
     json_out: JsonOpt = None,
     runs_out: Annotated[
         Path | None,
-        typer.Option("--runs", help="Write every run (one task under one setting) here."),
+        typer.Option(
+            "--runs", metavar="PATH", help="Write every run (a task under a setting) here."
+        ),
     ] = None,
-    plot: Annotated[Path | None, typer.Option(help="Draw context tokens per step (PNG).")] = None,
+    plot: Annotated[
+        Path | None, typer.Option(metavar="PATH", help="Draw context tokens per step (PNG).")
+    ] = None,
     profile: ProfileOpt = None,
     tokenizer: TokenizerOpt = None,
     prices: PricesOpt = DEFAULT_PRICES,
@@ -126,7 +143,7 @@ def sufficiency(
 
         save(runs_out, [result_json(r) for r in results])
     if plot is not None:
-        console.print(f"wrote {plot}", soft_wrap=True)
+        console.print(f"wrote {plot}", soft_wrap=True, markup=False)
 
 
 def _check_sufficiency(
@@ -193,13 +210,14 @@ def _run(
     with ExitStack() as stack:
         sweep = stack.enter_context(ray_sweep(ray, workers=workers)) if ray else None
         progress = stack.enter_context(make_progress())
-        bar = progress.add_task(domain, total=len(ids))
+        # each process's first task also loads the domain's environment: the longest wait
+        bar = progress.add_task(f"{domain}: first tasks, loading tau2", total=len(ids))
         results = run_matrix(
             domain,
             ids,
             settings,
             workers=workers,
-            on_task=lambda _: progress.advance(bar),
+            on_task=lambda _: progress.update(bar, advance=1, description=domain),
             folder=folder,
             sweep=sweep,
             learn=learning[0],
@@ -230,7 +248,7 @@ def _save_learned(path: Path, learned: dict[Setting, Experience]) -> None:
 
     taught = {spec_label(s.strategy): e for s, e in learned.items() if e.lengths}
     save_experiences(path, taught)
-    console.print(f"wrote {path} (what each strategy learned)", soft_wrap=True)
+    console.print(f"wrote {path} (what each strategy learned)", soft_wrap=True, markup=False)
 
 
 def _print_failures(results: list[RunResult], limit: int = 10) -> None:
@@ -240,8 +258,11 @@ def _print_failures(results: list[RunResult], limit: int = 10) -> None:
         s = r.setting
         why = r.error or f"skipped {r.skipped or 'nothing'}, untold {r.untold or 'nothing'}"
         console.print(
-            f"[yellow]reward {r.reward:.0f}[/yellow] {s.strategy} budget={s.budget} "
-            f"{'noisy' if s.noisy else 'normal'} task {r.task_id}: {why}",
+            f"[yellow]reward {r.reward:.0f}[/yellow] "
+            + escape(
+                f"{s.strategy} budget={s.budget} {'noisy' if s.noisy else 'normal'} "
+                f"task {r.task_id}: {why}"
+            ),
             soft_wrap=True,
         )
     if len(failed) > limit:
@@ -249,7 +270,9 @@ def _print_failures(results: list[RunResult], limit: int = 10) -> None:
 
 
 def cache(
-    steps: Annotated[int, typer.Option(min=2, help="Steps in the scripted session.")] = 30,
+    steps: Annotated[
+        int, typer.Option(min=2, metavar="N", help="Steps in the scripted session.")
+    ] = 30,
     threads: ThreadsOpt = 2,
     json_out: JsonOpt = None,
 ) -> None:
@@ -289,7 +312,9 @@ def cache(
 
 
 def cache_bench_alias(
-    steps: Annotated[int, typer.Option(min=2, help="Steps in the scripted session.")] = 30,
+    steps: Annotated[
+        int, typer.Option(min=2, metavar="N", help="Steps in the scripted session.")
+    ] = 30,
     threads: ThreadsOpt = 2,
     json_out: JsonOpt = None,
 ) -> None:

@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from typer.core import TyperCommand
 
 from contextfold.bench.args import check_specs, check_writable
 from contextfold.bench.output import save_json
 from contextfold.bench.report import progress_bar
+from contextfold.commands.helpscreen import PlainHelp
 from contextfold.commands.options import ALIASES, LOCAL_RAY, REMOVED_IN
 from contextfold.core.errors import ContextFoldError
 
@@ -24,9 +26,11 @@ if TYPE_CHECKING:
     from contextfold.core.experience import Experience
 
 __all__ = [
+    "APPROX",
     "Command",
     "check_args",
     "console",
+    "counter_note",
     "err_console",
     "fail",
     "folder_choice",
@@ -41,11 +45,26 @@ __all__ = [
 console = Console()
 err_console = Console(stderr=True)
 
+APPROX = "approx-4cpt"
+"""The name of the default token counter (:class:`~contextfold.core.tokens.ApproxCounter`)."""
 
-class Command(TyperCommand):
+
+def counter_note(name: str, *, exact: str = "--tokenizer") -> str | None:
+    """What a table's ``tokenizer NAME`` means, when it is the estimate (None otherwise);
+    ``exact`` names what counts exactly instead."""
+    if name != APPROX:
+        return None
+    return (
+        f"tokenizer {APPROX}: an estimate, 4 ASCII characters a token (any other character "
+        f"one); {exact} counts exactly"
+    )
+
+
+class Command(PlainHelp, TyperCommand):
     """A command that parses the old spellings of its options (:data:`.options.ALIASES`) as
-    the new ones, saying so on stderr (they stay out of ``--help``'s option list), and whose
-    help paragraphs reflow to the terminal (typer keeps a docstring's line breaks)."""
+    the new ones, saying so on stderr (they stay out of ``--help``'s option list), whose
+    help paragraphs reflow to the terminal (typer keeps a docstring's line breaks) and whose
+    help screen names values by their metavars (:mod:`.helpscreen`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -120,17 +139,18 @@ def make_progress() -> Progress:
 
 
 def fail(message: str) -> NoReturn:
-    """One line on stderr and exit 2: the CLI's answer to bad input."""
-    err_console.print(f"[red]error:[/red] {message}", soft_wrap=True)
+    """One line on stderr and exit 2: the CLI's answer to bad input. ``message`` is text, not
+    markup (an install hint's ``'contextfold[serve]'``, a path, a spec are shown as given)."""
+    err_console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(2)
 
 
 def print_skipped(messages: list[str], limit: int, label: str) -> None:
     for message in messages[:limit]:
-        err_console.print(f"[yellow]{label}:[/yellow] {message}", soft_wrap=True)
+        err_console.print(f"[yellow]{escape(label)}:[/yellow] {escape(message)}", soft_wrap=True)
     if len(messages) > limit:
         more = len(messages) - limit
-        err_console.print(f"[yellow]{label}:[/yellow] ... and {more} more (all in --json)")
+        err_console.print(f"[yellow]{escape(label)}:[/yellow] ... and {more} more (all in --json)")
 
 
 def ray_argv(argv: list[str]) -> list[str]:

@@ -20,7 +20,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from contextfold.bench.report import money, short_count
-from contextfold.commands.common import check_args, console, fail
+from contextfold.commands.common import check_args, console, counter_note, fail
+from contextfold.commands.demo_live import LIVE_STRATEGY, LIVE_TASK, live_line, live_part
 from contextfold.commands.options import (
     ProfileOpt,
     StrategiesOpt,
@@ -29,22 +30,17 @@ from contextfold.commands.options import (
     resolve_profile,
 )
 from contextfold.core.errors import ContextFoldError
-from contextfold.core.messages import UserMessage
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from contextfold.bench.live import LiveResult
     from contextfold.bench.replay import ReplayResult
-    from contextfold.core.history import Step
 
 __all__ = ["DEMO_STRATEGIES", "LIVE_STRATEGY", "LIVE_TASK", "demo"]
 
 DEMO_STRATEGIES = ["full", "window", "clip", "mask", "supersede", "refold"]
 """The demo's rows: the baseline, the classic cuts, and the restorable strategies."""
-LIVE_TASK = "tutorial:budget"
-"""A task whose one tool (a calculator) the embedded model does call."""
-LIVE_STRATEGY = "refold"
 TABLES = ("default", "openai")
 """The price tables the replay is priced under; the verdict's cost-over-full line uses the first."""
 
@@ -65,7 +61,9 @@ def demo(
         bool,
         typer.Option("--live/--no-live", help="After the replay, run the embedded model live."),
     ] = True,
-    steps: Annotated[int, typer.Option(min=1, help="Agent steps of the live run.")] = 8,
+    max_steps: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Agent steps of the live run at most.")
+    ] = 8,
     threads: ThreadsOpt = 2,
 ) -> None:
     """Replay the bundled sample sessions, run the embedded model live, name the best.
@@ -78,19 +76,24 @@ def demo(
         specs = ["full", *specs]  # every figure is a ratio to it
     check_args(specs, None)
     try:
-        results, title = _replay(specs, profile)
+        results, title, counter = _replay(specs, profile)
     except ContextFoldError as exc:
         fail(str(exc))
     console.print(_INTRO, end="\n\n")
     console.print(_table(results, title))
     console.print()
     console.print(_legend())
-    outcome = _live(steps, threads) if live else None
+    note = counter_note(counter, exact="replay --tokenizer")
+    if note is not None:
+        console.print(note, markup=False, highlight=False)
+    outcome = live_part(max_steps, threads) if live else None
     _print_verdict(results, outcome)
+    _print_next()
 
 
-def _replay(specs: list[str], profile_name: str | None) -> tuple[dict[str, ReplayResult], str]:
-    """The sample replayed once per price table (the same views; only the prices differ)."""
+def _replay(specs: list[str], profile_name: str | None) -> tuple[dict[str, ReplayResult], str, str]:
+    """The sample replayed once per price table (the same views; only the prices differ);
+    the results, the table's title and the token counter's name."""
     from contextfold.bench.replay import replay
     from contextfold.core.meter import PRICE_TABLES
     from contextfold.importers import iter_trajectories
@@ -111,7 +114,8 @@ def _replay(specs: list[str], profile_name: str | None) -> tuple[dict[str, Repla
         for table in TABLES
     }
     count = len(results[TABLES[0]].strategies["full"].rows)
-    return results, f"{count} sessions, profile {profile.name}, tokenizer {counter.name}"
+    title = f"{count} sessions, profile {profile.name}, tokenizer {counter.name}"
+    return results, title, counter.name
 
 
 def _summaries(results: dict[str, ReplayResult]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -157,7 +161,7 @@ def _legend() -> Table:
     grid.add_column()
     for column, meaning in (
         ("prompt tokens", "tokens sent to the model over all calls; Nx: ratio to full"),
-        ("cost $", f"prompts and replies at CarryOn's prices: {_prices('default')}"),
+        ("cost $", f"prompts and replies at the default prices: {_prices('default')}"),
         ("openai $", f"the same at OpenAI's: {_prices('openai')}"),
         (
             "reuse",
@@ -181,84 +185,36 @@ def _prices(name: str) -> str:
     )
 
 
-def _live(steps: int, threads: int) -> LiveResult | None:
-    """The live run, its steps printed as they come; None (said why) when it cannot run."""
-    from contextfold.bench.live import make_model, run_live
-    from contextfold.core.counters import resolve_counter
-
-    console.print(
-        f"\n[bold]2. Live[/bold]: the embedded SmolLM2-135M on a calculator task ({LIVE_TASK}) "
-        f"with {LIVE_STRATEGY}, {steps} steps at most."
-    )
-    console.print(
-        "[yellow]note:[/yellow] a 135M model shows the machinery (tool calls, views, metering), "
-        "not skill."
-    )
-    try:
-        outcome = run_live(
-            LIVE_TASK,
-            None,
-            LIVE_STRATEGY,
-            lambda: make_model("local", threads=threads),
-            counter=resolve_counter("smollm2"),
-            max_steps=steps,
-            on_step=_print_step,
-        )
-    except ContextFoldError as exc:
-        console.print(f"[yellow]live part skipped:[/yellow] {escape(str(exc))}")
-        return None
-    console.print(escape(_live_summary(outcome)))
-    return outcome
-
-
-def _print_step(step: Step) -> None:
-    message = step.message
-    if isinstance(message, UserMessage):
-        task = "\n".join(f"  {line}" for line in (message.content or "").splitlines())
-        console.print(f"[cyan]task:[/cyan]\n{escape(task)}")
-        return
-    text = (message.content or "").strip()
-    if text:
-        console.print(f"  [green][{step.index}] says:[/green] {escape(_clip(text, 200))}")
-    for call, result in zip(message.tool_calls, step.results, strict=False):
-        shown = f"{call.name}({_clip(call.arguments, 60)}) -> {_clip(result.content or '', 40)}"
-        console.print(f"  [green][{step.index}][/green] {escape(shown)}")
-
-
-def _clip(text: str, limit: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 def _print_verdict(results: dict[str, ReplayResult], outcome: LiveResult | None) -> None:
     from contextfold.bench.verdict import verdict
 
     console.print("\n[bold]Verdict[/bold]")
     lines = verdict(_summaries(results))
     if outcome is not None:
-        lines.append(_live_line(outcome))
+        lines.append(live_line(outcome))
     for line in lines:  # a sentence a line, wrapped under its own dash
         text = textwrap.fill(line, width=79, initial_indent="- ", subsequent_indent="  ")
         console.print(escape(text), soft_wrap=True)
 
 
-def _live_line(outcome: LiveResult) -> str:
-    s = outcome.summary()
-    steps = sum(1 for step in outcome.history.steps if step.kind == "assistant")
-    answered = "reached the right total" if s["reward"] == 1 else "did not reach the right total"
-    return (
-        f"Live, the embedded model made {s['tool_calls']} tool calls in {steps} steps "
-        f"and {answered} (reward {s['reward']:g})."
-    )
+NEXT = (
+    ("contextfold replay YOUR_RUNS/ -s full -s refold", "your own recorded runs"),
+    ("contextfold serve --upstream URL", "the proxy, for any agent"),
+    ("contextfold wrap claude", "Claude Code through the proxy"),
+    ("contextfold savings", "what serve or wrap saved you"),
+    ("contextfold inspect sessions.db", "call by call, what it saw"),
+    ("make docs", "the documentation, in site/"),
+)
+"""What to try after the demo (its last lines): a command, what it is for."""
 
 
-def _live_summary(outcome: LiveResult) -> str:
-    from contextfold.envs.tutorial import get_task
-
-    s = outcome.summary()
-    reference = get_task(LIVE_TASK.partition(":")[2]).reference
-    return (
-        f"{short_count(s['prompt_tokens'])} prompt tokens sent, "
-        f"{s['prefix_cache_reuse']:.0%} reused from the previous prompt; "
-        f"reward {s['reward']:g}. The reference answer: {reference}"
+def _print_next() -> None:
+    console.print("\n[bold]Next[/bold]")
+    width = max(len(command) for command, _ in NEXT) + 2
+    for command, what in NEXT:
+        console.print(f"  {command:<{width}}{what}", markup=False, highlight=False)
+    console.print(
+        "  (wrap also runs codex and gemini; replay --help lists the formats it reads)",
+        markup=False,
+        highlight=False,
     )

@@ -34,19 +34,26 @@ def inspect(
     paths: Annotated[
         list[str],
         typer.Argument(
+            metavar="PATH...",
             help="A store (a SQLite file or a postgresql:// URL, as run --store and serve "
-            "--store write them) or trajectory files and folders."
+            "--store write them) or trajectory files and folders.",
         ),
     ],
     strategy: Annotated[
         list[str] | None,
         typer.Option(
-            "--strategy", "-s", help="Strategy to replay (repeat to compare). Trajectories: full."
+            "--strategy",
+            "-s",
+            metavar="SPEC",
+            help="Strategy to replay; repeat it to compare (trajectories: full).",
         ),
     ] = None,
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any).")] = 8765,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, metavar="PORT", help="Port on 127.0.0.1 (0: any).")
+    ] = 8765,
     export: Annotated[
-        Path | None, typer.Option(help="Write a static site (page + JSON) here and exit.")
+        Path | None,
+        typer.Option(metavar="DIR", help="Write a static site (page + JSON) here and exit."),
     ] = None,
     profile: ProfileOpt = None,
     tokenizer: TokenizerOpt = None,
@@ -115,7 +122,7 @@ def _export(catalog: Catalog, out: Path) -> None:
         written = export_site(catalog, out)
     except (OSError, ContextFoldError) as exc:
         fail(f"cannot export to {out}: {exc}")
-    console.print(f"wrote {len(written)} files to {out}; open {out / 'index.html'}")
+    console.print(f"wrote {len(written)} files to {out}; open {out / 'index.html'}", markup=False)
 
 
 def _serve(catalog: Catalog, port: int) -> None:

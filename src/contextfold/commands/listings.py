@@ -25,8 +25,9 @@ def strategies(
     spec: Annotated[
         str | None,
         typer.Argument(
+            metavar="SPEC",
             help="One strategy, as a spec ('refold', 'mask reversible=true'): its options "
-            "in full, with the values the spec gives them."
+            "in full, with the values the spec gives them.",
         ),
     ] = None,
     as_json: ListJsonOpt = False,

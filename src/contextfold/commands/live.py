@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["run", "summary_rows", "tasks"]
 
+SESSIONS = "Sessions"
 LIVE_FOLDER = "agent"
 """What ``--folder`` defaults to in a live run: the agent's own model."""
 
@@ -42,22 +43,33 @@ def run(
     env: Annotated[
         str,
         typer.Option(
-            help="tau2:airline|retail|telecom, tutorial:budget|study-plan or "
-            "workspace:sales-report|meeting-deck|reorder-code"
+            metavar="ENV",
+            help="tau2:DOMAIN (airline, retail, telecom), tutorial:budget, tutorial:study-plan "
+            "or workspace:NAME (sales-report, meeting-deck, reorder-code).",
         ),
     ],
-    task: Annotated[str | None, typer.Option(help="Task id (tau2) or prompt (tutorial).")] = None,
+    task: Annotated[
+        str | None, typer.Option(metavar="ID", help="Task id (tau2) or prompt (tutorial).")
+    ] = None,
     strategy: StrategyOpt = "refold",
     model: Annotated[
         str,
-        typer.Option(help="local, openai:MODEL with --base-url, or scripted (workspace tasks)."),
+        typer.Option(
+            metavar="MODEL",
+            help="local, openai:NAME (with --base-url) or scripted (workspace tasks).",
+        ),
     ] = "local",
     base_url: BaseUrlOpt = None,
-    max_steps: Annotated[int, typer.Option(min=1, help="Agent steps at most.")] = 30,
+    max_steps: Annotated[int, typer.Option(min=1, metavar="N", help="Agent steps at most.")] = 30,
     budget: BudgetOpt = None,
     threads: ThreadsOpt = 2,
     store: Annotated[
-        str | None, typer.Option(help="SQLite file or postgresql:// URL keeping the session.")
+        str | None,
+        typer.Option(
+            metavar="STORE",
+            help="SQLite file or postgresql:// URL keeping the session.",
+            rich_help_panel=SESSIONS,
+        ),
     ] = None,
     json_out: JsonOpt = None,
     folder: FolderOpt = None,
@@ -65,11 +77,20 @@ def run(
     tokenizer: TokenizerOpt = None,
     prices: PricesOpt = DEFAULT_PRICES,
     session: Annotated[
-        str | None, typer.Option(help="Session id in the store (default: unique per run).")
+        str | None,
+        typer.Option(
+            metavar="ID",
+            help="Session id in the store (default: unique per run).",
+            rich_help_panel=SESSIONS,
+        ),
     ] = None,
     resume: Annotated[
         str | None,
-        typer.Option(help="Continue the stored session ID (after a crash); needs --store."),
+        typer.Option(
+            metavar="ID",
+            help="Continue the stored session ID (after a crash); needs --store.",
+            rich_help_panel=SESSIONS,
+        ),
     ] = None,
 ) -> None:
     """Run one task live: transcript as it happens, then the reward and what it cost."""
@@ -128,12 +149,12 @@ def run(
     if store is not None:
         from contextfold.core.store import display_store
 
-        console.print(f"session {session} in {display_store(store)}")
+        console.print(f"session {session} in {display_store(store)}", markup=False)
     save(json_out, summary)
 
 
 def tasks(
-    domain: Annotated[str, typer.Argument(help="airline, retail or telecom.")],
+    domain: Annotated[str, typer.Argument(metavar="DOMAIN", help="airline, retail or telecom.")],
     all_splits: Annotated[bool, typer.Option("--all", help="Every split, not only base.")] = False,
 ) -> None:
     """List the tau2 task ids of a domain that the evaluator scores without a model."""
@@ -223,7 +244,9 @@ def _open_session(
     if resume is None and chosen in known:
         fail(f"session {chosen!r} already exists in {path}; continue it with --resume {chosen}")
     verb = "continuing" if resume else "recording"
-    err_console.print(f"{verb} session {chosen} in {path} (after a crash: --resume {chosen})")
+    err_console.print(
+        f"{verb} session {chosen} in {path} (after a crash: --resume {chosen})", markup=False
+    )
     return store, chosen
 
 
@@ -240,5 +263,5 @@ def _print_step(step: Step) -> None:
         if line or not calls:
             console.print(f"[{style}][{step.index}] {role}:[/{style}] {rich_escape(line)}")
         for call in calls:
-            shown = rich_escape(call.arguments[:200])
-            console.print(f"[{style}][{step.index}] -> {call.name}({shown})[/{style}]")
+            shown = rich_escape(f"[{step.index}] -> {call.name}({call.arguments[:200]})")
+            console.print(f"[{style}]{shown}[/{style}]")

@@ -20,7 +20,11 @@ __all__ = [
     "ALIASES",
     "DEFAULT_PRICES",
     "DEFAULT_PROFILE",
+    "LEARNING",
     "LOCAL_RAY",
+    "METERING",
+    "MODELS",
+    "RAY",
     "BaseUrlOpt",
     "BudgetOpt",
     "ExperienceOpt",
@@ -49,18 +53,24 @@ DEFAULT_PROFILE = "qwen3-8b"
 DEFAULT_PRICES = "default"
 REMOVED_IN = "0.2"
 """The release that drops the old spellings."""
-ALIASES = {"--model-profile": "--profile", "-m": "--profile"}
+ALIASES = {"--model-profile": "--profile", "-m": "--profile", "--steps": "--max-steps"}
 """Old spelling -> new one; they parse until :data:`REMOVED_IN`, with a warning."""
 LOCAL_RAY = "local"
 """The ``--ray`` value that starts a local Ray cluster (what a bare ``--ray`` means)."""
+
+METERING = "Metering"
+MODELS = "Folder and engine"
+LEARNING = "Learning across sessions"
+RAY = "Ray"
+"""The help panels the shared options sit in (the command's own options come first)."""
 
 StrategiesOpt = Annotated[
     list[str],
     typer.Option(
         "--strategy",
         "-s",
-        help="Strategy to compare (repeat it): a name, 'name key=value', a dotted path or a "
-        "YAML file; `contextfold strategies` lists them.",
+        metavar="SPEC",
+        help="Strategy to compare; repeat it (`contextfold strategies`).",
     ),
 ]
 StrategyOpt = Annotated[
@@ -68,8 +78,8 @@ StrategyOpt = Annotated[
     typer.Option(
         "--strategy",
         "-s",
-        help="Strategy: a name, 'name key=value', a dotted path or a YAML file; "
-        "`contextfold strategies` lists them.",
+        metavar="SPEC",
+        help="Strategy: a name, 'name key=value', a dotted path or a YAML file.",
     ),
 ]
 ProfileOpt = Annotated[
@@ -77,93 +87,119 @@ ProfileOpt = Annotated[
     typer.Option(
         "--profile",
         "-p",
-        help=f"Model profile: KV-cache shape and tokenizer (`contextfold profiles`). Default: "
-        f"{DEFAULT_PROFILE}, or the model's own in run --model local (smollm2-135m). "
-        f"Formerly --model-profile and -m, which work until {REMOVED_IN}.",
+        metavar="NAME",
+        help=f"Model profile: KV-cache shape and tokenizer (default: the model's own, else "
+        f"{DEFAULT_PROFILE}; `contextfold profiles`). Was --model-profile, -m.",
         show_default=False,
+        rich_help_panel=METERING,
     ),
 ]
 TokenizerOpt = Annotated[
     str | None,
     typer.Option(
-        help="Token counter: approx, smollm2, PATH.gguf, PATH/tokenizer.json or a folder "
-        f"holding one. Default: the profile's ({DEFAULT_PROFILE}: approx).",
+        metavar="NAME",
+        help="Token counter: approx, smollm2 or a tokenizer file (default: the profile's).",
         show_default=False,
+        rich_help_panel=METERING,
     ),
 ]
 PricesOpt = Annotated[
     str,
     typer.Option(
-        help="Price table: default (Anthropic's 5-minute cache, OpenAI from GPT-5.6: cache "
-        "reads 0.1x input, writes 1.25x), anthropic-1h (reads 0.1x, writes 2x), gpt-5 (reads "
-        "0.1x, no write fee) or openai (GPT-4.1: reads 0.25x, no write fee).",
+        metavar="NAME",
+        help="Price table: default, anthropic-1h, gpt-5 or openai.",
+        rich_help_panel=METERING,
     ),
 ]
 FolderOpt = Annotated[
     str | None,
     typer.Option(
-        help="Folder model of the strategies that fold with one and name none: local, "
-        "openai:NAME, scripted, agent (the agent's own) or none (model-free mode). Default: "
-        "agent in run; elsewhere none, and a strategy that needs one says so.",
+        metavar="MODEL",
+        help="Folder model: local, openai:NAME, scripted, agent or none (default: agent in "
+        "run, else none).",
         show_default=False,
+        rich_help_panel=MODELS,
     ),
 ]
 BaseUrlOpt = Annotated[
     str | None,
-    typer.Option(help="OpenAI-compatible server URL of the openai:NAME models."),
+    typer.Option(
+        metavar="URL",
+        help="OpenAI-compatible server of the openai:NAME models.",
+        rich_help_panel=MODELS,
+    ),
 ]
 BudgetOpt = Annotated[
-    int | None, typer.Option(min=1, help="Context budget in tokens (default: none).")
+    int | None,
+    typer.Option(min=1, metavar="TOKENS", help="Context budget in tokens (default: none)."),
 ]
 ThreadsOpt = Annotated[
-    int, typer.Option(min=1, help="CPU threads of the embedded engine (1 on a busy machine).")
+    int,
+    typer.Option(
+        min=1, metavar="N", help="CPU threads of the embedded engine.", rich_help_panel=MODELS
+    ),
 ]
 JsonOpt = Annotated[
     Path | None,
-    typer.Option("--json", help="Write the results here as JSON (checked before any work)."),
+    typer.Option("--json", metavar="PATH", help="Write the results here as JSON."),
 ]
 ListJsonOpt = Annotated[bool, typer.Option("--json", help="JSON on stdout, not a table.")]
 FoldCacheOpt = Annotated[
     Path | None,
-    typer.Option(help="Fold cache file (default: ~/.cache/contextfold/folds.sqlite)."),
+    typer.Option(
+        metavar="PATH",
+        help="Fold cache (default: ~/.cache/contextfold/folds.sqlite).",
+        rich_help_panel=MODELS,
+    ),
 ]
 NoFoldCacheOpt = Annotated[
-    bool, typer.Option("--no-fold-cache", help="Call the folder even for inputs seen before.")
+    bool,
+    typer.Option(
+        "--no-fold-cache",
+        help="Call the folder even for inputs seen before.",
+        rich_help_panel=MODELS,
+    ),
 ]
 LearnOpt = Annotated[
     bool,
     typer.Option(
         "--learn",
-        help="Strategies that bet on the calls to come (refold, carryon, ufold) learn from the "
-        "sessions that ended before: one experience per strategy, sessions in order.",
+        help="refold, carryon and ufold learn from the sessions before, in order.",
+        rich_help_panel=LEARNING,
     ),
 ]
 ExperienceOpt = Annotated[
     Path | None,
     typer.Option(
         "--experience",
-        help="Start each strategy from what the runs saved with --save-experience taught it "
-        "(frozen unless --learn; matched by strategy label).",
+        metavar="PATH",
+        help="Start from what --save-experience wrote (frozen unless --learn).",
+        rich_help_panel=LEARNING,
     ),
 ]
 SaveExperienceOpt = Annotated[
     Path | None,
-    typer.Option("--save-experience", help="With --learn: write what each strategy learned here."),
+    typer.Option(
+        "--save-experience",
+        metavar="PATH",
+        help="With --learn: write what each strategy learned here.",
+        rich_help_panel=LEARNING,
+    ),
 ]
 RayOpt = Annotated[
     str | None,
     typer.Option(
-        help="Fan the work out as Ray tasks: on the cluster at ADDRESS (host:6379, "
-        "ray://host:10001, auto), or on a local cluster with --ray alone (or --ray local).",
+        help="Run as Ray tasks: on the cluster at ADDRESS, or a local one (--ray alone).",
         metavar="[ADDRESS]",
+        rich_help_panel=RAY,
     ),
 ]
 ToolSchemasOpt = Annotated[
     bool,
     typer.Option(
         "--tool-schemas",
-        help="Count each strategy's own tool schemas (restore, recall) in every prompt, as a "
-        "deployment sends them; full offers none.",
+        help="Count the strategies' own tool schemas (restore, recall) in every prompt.",
+        rich_help_panel=METERING,
     ),
 ]
 

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from contextfold.bench.output import plural
 from contextfold.commands.common import (
     check_args,
     console,
+    counter_note,
     err_console,
     fail,
     folder_choice,
@@ -24,6 +26,8 @@ from contextfold.commands.common import (
 )
 from contextfold.commands.options import (
     DEFAULT_PRICES,
+    METERING,
+    RAY,
     BaseUrlOpt,
     BudgetOpt,
     ExperienceOpt,
@@ -44,7 +48,9 @@ from contextfold.commands.options import (
     resolve_prices,
     resolve_profile,
 )
+from contextfold.commands.replay_text import nothing_replayed
 from contextfold.core.errors import ContextFoldError
+from contextfold.core.store.opening import is_postgres_url
 
 if TYPE_CHECKING:
     from contextfold.bench.cluster import FolderChoice, RaySweep
@@ -55,9 +61,16 @@ if TYPE_CHECKING:
 
 __all__ = ["replay"]
 
+RESTORES = "Restores and re-runs (priced by default)"
+
 
 def replay(
-    paths: Annotated[list[Path], typer.Argument(help="Trajectory files or folders.")],
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="PATH...", help="Trajectory files or folders, or a store's postgresql:// URL."
+        ),
+    ],
     strategy: StrategiesOpt = ["full"],  # noqa: B006  (typer reads the default)
     profile: ProfileOpt = None,
     budget: BudgetOpt = None,
@@ -67,7 +80,8 @@ def replay(
     folder: FolderOpt = None,
     base_url: BaseUrlOpt = None,
     limit: Annotated[
-        int | None, typer.Option(help="Only the first N trajectories of each path.")
+        int | None,
+        typer.Option(metavar="N", help="Only the first N trajectories of each path."),
     ] = None,
     fold_cache: FoldCacheOpt = None,
     no_fold_cache: NoFoldCacheOpt = False,
@@ -75,8 +89,9 @@ def replay(
         bool,
         typer.Option(
             "--hindsight",
-            help="Add the hindsight bound: the smallest views that lose no value a later call "
-            "takes, found knowing the recorded future; prompt tokens also as a multiple of it.",
+            help="Add the hindsight bound: the smallest views that lose nothing a later call "
+            "takes.",
+            rich_help_panel=METERING,
         ),
     ] = False,
     threads: ThreadsOpt = 2,
@@ -86,37 +101,37 @@ def replay(
     ray: RayOpt = None,
     workers: Annotated[
         int | None,
-        typer.Option(min=1, help="With --ray: Ray tasks at once (default: the cluster's CPUs)."),
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="With --ray: Ray tasks at once (default: the cluster's CPUs).",
+            rich_help_panel=RAY,
+        ),
     ] = None,
     tool_schemas: ToolSchemasOpt = False,
     by_source: Annotated[
-        bool,
-        typer.Option(
-            "--by-source",
-            help="Also a table per file read: the workloads of a folder, each on its own.",
-        ),
+        bool, typer.Option("--by-source", help="Also one table per file read.")
     ] = False,
     restore_pricing: Annotated[
         bool,
         typer.Option(
             "--restore-pricing/--no-restore-pricing",
-            help="Restore what a recorded call needs and its view left out but can give back, "
-            "each restore a model call of its own, as a live agent would (on by default).",
+            help="Price a restore of what a call needs and its view left out.",
+            rich_help_panel=RESTORES,
         ),
     ] = True,
     rerun_pricing: Annotated[
         bool,
         typer.Option(
             "--rerun-pricing/--no-rerun-pricing",
-            help="Get again what a recorded call needs and its view lost (neither shown nor "
-            "restorable): a model call that runs its tool again, its recorded output back "
-            "whole, as a live agent would (on by default).",
+            help="Price a re-run of a tool whose output the view lost.",
+            rich_help_panel=RESTORES,
         ),
     ] = True,
 ) -> None:
     """Replay recorded trajectories through strategies and compare what each would send."""
     for path in paths:
-        if not path.exists():
+        if not is_postgres_url(path) and not Path(path).exists():
             fail(f"{path} does not exist")
     if limit is not None and limit < 1:
         fail(f"--limit must be at least 1, got {limit}")
@@ -168,7 +183,7 @@ class _ReplayOptions:
     rerun_pricing: bool = True
 
 
-def _read(paths: list[Path], limit: int | None) -> list[Any]:
+def _read(paths: list[str], limit: int | None) -> list[Any]:
     """The trajectories (and import errors) of every path; at most ``limit`` of each."""
     from contextfold.importers import Trajectory, iter_trajectories
 
@@ -185,7 +200,7 @@ def _read(paths: list[Path], limit: int | None) -> list[Any]:
 
 
 def _run_replay(
-    paths: list[Path],
+    paths: list[str],
     specs: list[str],
     profile_name: str | None,
     json_out: Path | None,
@@ -239,6 +254,13 @@ def _run_replay(
     read = plural(len(items) - len(result.import_errors), "trajectory", "trajectories")
     title = f"replay: {read}, profile {profile.name}, tokenizer {counter.name}"
     console.print(replay_table(result, title=title, width=console.width))
+    if result.bills:
+        from contextfold.bench.billed_report import billed_table
+
+        console.print(billed_table(result))
+    note = counter_note(counter.name)
+    if note is not None:
+        console.print(note, markup=False, highlight=False)
     if options.by_source:
         _print_by_source(result)
     console.print(f"wall time {wall:.2f} s (reading, counting, folding, rendering, metering)")
@@ -249,7 +271,9 @@ def _run_replay(
 
         learned = {k: e for k, e in result.experiences.items() if e.lengths}
         save_experiences(experience[1], learned)
-        console.print(f"wrote {experience[1]} (what each strategy learned)", soft_wrap=True)
+        console.print(
+            f"wrote {experience[1]} (what each strategy learned)", soft_wrap=True, markup=False
+        )
     for label, res in result.strategies.items():
         print_skipped(res.errors, 5, f"skipped ({label})")
     print_skipped(result.import_errors, 10, "skipped")
@@ -274,18 +298,12 @@ def _sweep(stack: ExitStack, options: _ReplayOptions) -> RaySweep | None:
     return stack.enter_context(ray_sweep(options.ray, workers=options.workers))
 
 
-def _require_replayed(paths: list[Path], result: Any, json_out: Path | None) -> None:
+def _require_replayed(paths: list[str], result: Any, json_out: Path | None) -> None:
     """Exit 1 (after naming what was skipped) when no trajectory could be replayed."""
     if any(res.rows for res in result.strategies.values()):
         return
     print_skipped(result.import_errors, 10, "skipped")
     save(json_out, result.to_json())
-    where = ", ".join(str(p) for p in paths)
-    skipped = len(result.import_errors)
-    why = f"{skipped} skipped, see above" if skipped else "no .json or .jsonl file found"
-    err_console.print(
-        f"[red]error:[/red] no trajectories to replay in {where} ({why}); give files in a "
-        "supported format (see `contextfold replay --help`)",
-        soft_wrap=True,
-    )
+    said = nothing_replayed(paths, len(result.import_errors))
+    err_console.print(f"[red]error:[/red] {escape(said)}", soft_wrap=True)
     raise typer.Exit(1)

@@ -3,6 +3,7 @@ Responses and Gemini's API (see :mod:`contextfold.serve`)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 from pathlib import Path
@@ -12,6 +13,7 @@ import typer
 
 from contextfold.commands.common import console, err_console, fail
 from contextfold.commands.options import (
+    LEARNING,
     BudgetOpt,
     FolderOpt,
     ThreadsOpt,
@@ -20,40 +22,75 @@ from contextfold.commands.options import (
 )
 from contextfold.core.errors import ContextFoldError
 
-__all__ = ["serve"]
+__all__ = ["SERVE_EPILOG", "ControlOpt", "serve"]
 
-INSTALL_HINT = "pip install 'contextfold[serve]'  (starlette, uvicorn, httpx)"
+LISTEN, UPSTREAM, SESSIONS = "Listening", "Upstream", "Sessions"
+SERVE_EPILOG = (
+    "Upstreams: a Chat Completions base URL (http://host:8000/v1), gemini:URL "
+    "(gemini:https://generativelanguage.googleapis.com) and local serve all four APIs, "
+    "translated; anthropic:URL (anthropic:https://api.anthropic.com) serves Anthropic Messages "
+    "and Gemini; responses:URL (responses:https://api.openai.com/v1) serves OpenAI Responses "
+    "and Gemini.\n\nMore: docs/serve/index.md; every option: docs/reference/cli.md."
+)
+
+INSTALL_HINT = "pip install 'contextfold[serve]'  (starlette, uvicorn, httpx, prometheus-client)"
+
+ControlOpt = Annotated[
+    float,
+    typer.Option(
+        min=0.0,
+        max=1.0,
+        metavar="SHARE",
+        help="Share of sessions served unfolded as a control group (0.1: a tenth); "
+        "savings --compare compares the arms.",
+    ),
+]
 
 
 def serve(
     upstream: Annotated[
         str,
         typer.Option(
-            help="Where views go: a Chat Completions base URL (http://host:8000/v1: serves "
-            "Chat Completions, Anthropic Messages, OpenAI Responses and Gemini, translated), "
-            "anthropic:URL (serves Messages, e.g. anthropic:https://api.anthropic.com), "
-            "responses:URL (serves Responses, e.g. responses:https://api.openai.com/v1), "
-            "gemini:URL (serves every API, e.g. "
-            "gemini:https://generativelanguage.googleapis.com), or local (the embedded "
-            "model; serves every API). Anthropic and Responses upstreams serve Gemini too."
+            metavar="UPSTREAM",
+            help="Where views go: a Chat Completions base URL, anthropic:URL, responses:URL, "
+            "gemini:URL or local (the embedded model); below, what each serves.",
         ),
     ],
-    strategy: Annotated[str, typer.Option("--strategy", "-s", help="Strategy spec.")] = "refold",
+    strategy: Annotated[
+        str, typer.Option("--strategy", "-s", metavar="SPEC", help="Strategy spec.")
+    ] = "refold",
     store: Annotated[
         str | None,
         typer.Option(
+            metavar="STORE",
             help="SQLite file keeping every session (created 0600), or a postgresql:// URL "
-            "of a database that replicas share."
+            "that replicas share.",
+            rich_help_panel=SESSIONS,
         ),
     ] = None,
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8900,
+    host: Annotated[
+        str, typer.Option(metavar="HOST", help="Address to listen on.", rich_help_panel=LISTEN)
+    ] = "127.0.0.1",
+    port: Annotated[
+        int,
+        typer.Option(
+            min=0, max=65535, metavar="PORT", help="Port to listen on.", rich_help_panel=LISTEN
+        ),
+    ] = 8900,
     token: Annotated[
         str | None,
-        typer.Option(envvar="CONTEXTFOLD_TOKEN", help="Bearer token clients must send."),
+        typer.Option(
+            envvar="CONTEXTFOLD_TOKEN",
+            metavar="TOKEN",
+            help="Bearer token clients must send (default: a new one, printed).",
+            rich_help_panel=LISTEN,
+        ),
     ] = None,
     no_auth: Annotated[
-        bool, typer.Option("--no-auth", help="No token (allowed on a loopback host only).")
+        bool,
+        typer.Option(
+            "--no-auth", help="No token (on a loopback host only).", rich_help_panel=LISTEN
+        ),
     ] = False,
     budget: BudgetOpt = None,
     tokenizer: TokenizerOpt = None,
@@ -61,63 +98,90 @@ def serve(
     upstream_key_env: Annotated[
         str | None,
         typer.Option(
-            help="Environment variable holding a key for the upstream, sent when the "
-            "client sends none of its own (e.g. OPENAI_API_KEY)."
+            metavar="VAR",
+            help="Variable holding the upstream's key, sent when a client sends none.",
+            rich_help_panel=UPSTREAM,
         ),
     ] = None,
-    max_body: Annotated[int, typer.Option(min=1024, help="Largest request body, bytes.")] = (
-        32 * 1024 * 1024
-    ),
+    max_body: Annotated[
+        int,
+        typer.Option(
+            min=1024,
+            metavar="BYTES",
+            help="Largest request body (default: 32 MiB).",
+            show_default=False,
+            rich_help_panel=LISTEN,
+        ),
+    ] = (32 * 1024 * 1024),
     responses_memory: Annotated[
         int,
         typer.Option(
             min=1,
-            help="Bytes of Responses API answers kept for previous_response_id (as JSON; "
-            "the oldest evicted first).",
+            metavar="BYTES",
+            help="Responses API answers kept for previous_response_id (default: 256 MiB).",
+            show_default=False,
+            rich_help_panel=SESSIONS,
         ),
     ] = 256 * 1024 * 1024,
     max_upstream_connections: Annotated[
         int,
         typer.Option(
             min=1,
-            help="Connections to the upstream open at once, shared by every session; a "
-            "request that finds them all busy for 5 s gets a 503 (see /metrics).",
+            metavar="N",
+            help="Upstream connections open at once; a request waits 5 s, then gets a 503.",
+            rich_help_panel=UPSTREAM,
         ),
     ] = 64,
     threads: ThreadsOpt = 2,
     fsync: Annotated[
-        bool, typer.Option("--fsync", help="Fsync every store commit (survives power loss).")
+        bool,
+        typer.Option(
+            "--fsync",
+            help="Fsync every store commit (survives power loss).",
+            rich_help_panel=SESSIONS,
+        ),
     ] = False,
     experience: Annotated[
         Path | None,
         typer.Option(
-            help="Experience file (replay --learn --save-experience on your recorded runs): "
-            "every session's strategy starts from its label's entry, frozen unless --learn."
+            metavar="PATH",
+            help="Start every session's strategy from this file (replay --save-experience).",
+            rich_help_panel=LEARNING,
         ),
     ] = None,
     learn: Annotated[
         bool,
         typer.Option(
             "--learn",
-            help="Learn across sessions: a session idle for --idle-end seconds has ended and "
-            "teaches the sessions after it.",
+            help="A session idle for --idle-end seconds teaches the sessions after it.",
+            rich_help_panel=LEARNING,
         ),
     ] = False,
     idle_end: Annotated[
         float | None,
-        typer.Option(help="With --learn: seconds without a request that end a session [300]."),
+        typer.Option(
+            metavar="SECONDS",
+            help="With --learn: idle seconds that end a session (default: 300).",
+            rich_help_panel=LEARNING,
+        ),
     ] = None,
     save_experience: Annotated[
         Path | None,
         typer.Option(
-            help="With --learn: write what the sessions taught here (the strategy's entry) each "
-            "time one ends; start a later proxy from it with --experience."
+            metavar="PATH",
+            help="With --learn: write what the sessions taught here as each one ends.",
+            rich_help_panel=LEARNING,
         ),
     ] = None,
+    control: ControlOpt = 0.0,
 ) -> None:
-    """Serve a proxy that gives any agent context folding: POST /v1/chat/completions,
-    /v1/messages (and /count_tokens) and /v1/responses, as the upstream allows (see
-    --upstream); GET /v1/models lists the APIs served."""
+    """Serve a proxy that folds any agent's context: Chat, Messages, Responses, Gemini.
+
+    POST /v1/chat/completions, /v1/messages (and /count_tokens), /v1/responses and Gemini's
+    /v1beta/models/MODEL:generateContent (:streamGenerateContent, :countTokens), as the
+    upstream allows; GET /v1/models lists the APIs served, /health says the proxy is up
+    (?upstream=1: and its upstream reachable), /metrics counts in Prometheus' text.
+    """
     try:
         import uvicorn
 
@@ -154,26 +218,30 @@ def serve(
         learn=learn,
         idle_end=DEFAULT_IDLE_END if idle_end is None else idle_end,
         save_experience=save_experience,
+        control=control,
     )
+    from contextfold.serve.runner import listening_socket
+
     try:
         proxy = build_proxy(config)
         proxy.open()  # the store, checked and loaded before the server starts
     except (ContextFoldError, ValueError) as exc:
         fail(str(exc))
+    try:  # then the port: a busy one is the answer, before anything says "serving"
+        sock = listening_socket(host, port)
+    except OSError as exc:
+        proxy.close()
+        fail(f"cannot listen on {host}:{port}: {exc}; choose another --port")
     apis = ", ".join(APIS[a].title for a in served_apis(proxy.upstream.wire.api))
     console.print(
         f"contextfold serve: http://{host}:{port}/v1 -> {redact_url(upstream)}, "
         f"strategy {strategy}; serving {apis}",
         soft_wrap=True,
+        markup=False,
     )
     if generated:
         err_console.print(f"bearer token (none given): {token}", soft_wrap=True, highlight=False)
-    from contextfold.serve.runner import listening_socket
-
-    try:
-        sock = listening_socket(host, port)
-    except OSError as exc:
-        proxy.close()
-        fail(f"cannot listen on {host}:{port}: {exc}")
+    # what the proxy logs (an upstream's error answered, a 5xx), one dated line each on stderr
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     settings = uvicorn.Config(create_app(proxy), log_level="warning", access_log=False)
     uvicorn.Server(settings).run(sockets=[sock])

@@ -9,17 +9,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+from rich.markup import escape
 from typer.core import TyperCommand
 
 from contextfold.commands.common import Command, err_console, fail
 from contextfold.commands.options import BudgetOpt, resolve_profile
-from contextfold.commands.serve import INSTALL_HINT
+from contextfold.commands.serve import INSTALL_HINT, ControlOpt
 
 if TYPE_CHECKING:
     from contextfold.wrap.clis import AgentCli
     from contextfold.wrap.run import WrappedProxy
 
-__all__ = ["WrapCommand", "default_home", "wrap"]
+__all__ = ["WRAP_EPILOG", "WrapCommand", "default_home", "wrap"]
+
+WRAP_EPILOG = (
+    "Default upstreams: claude, anthropic:https://api.anthropic.com; codex, "
+    "responses:https://api.openai.com/v1; gemini, "
+    "gemini:https://generativelanguage.googleapis.com."
+)
 
 NOT_FOUND = 127
 """A shell's exit status for a command it cannot find."""
@@ -43,55 +50,68 @@ def default_home() -> Path:
 
 
 def wrap(
-    cli: Annotated[str, typer.Argument(help="claude, codex or gemini.", show_default=False)],
+    cli: Annotated[
+        str, typer.Argument(metavar="CLI", help="claude, codex or gemini.", show_default=False)
+    ],
     args: Annotated[
         list[str] | None,
-        typer.Argument(metavar="ARGS", help="The CLI's own arguments, passed as given."),
+        typer.Argument(
+            metavar="ARGS...", help="The CLI's own arguments and options, passed as given."
+        ),
     ] = None,
     upstream: Annotated[
         str | None,
         typer.Option(
+            metavar="UPSTREAM",
             help="Where views go, as serve's --upstream (default: the provider the CLI calls "
-            "itself: anthropic:https://api.anthropic.com for claude, "
-            "responses:https://api.openai.com/v1 for codex, "
-            "gemini:https://generativelanguage.googleapis.com for gemini)."
+            "itself, below).",
         ),
     ] = None,
     strategy: Annotated[
-        str | None, typer.Option("--strategy", "-s", help="Strategy spec (default: refold).")
+        str | None,
+        typer.Option("--strategy", "-s", metavar="SPEC", help="Strategy spec (default: refold)."),
     ] = None,
     store: Annotated[
         str | None,
         typer.Option(
+            metavar="STORE",
             help="SQLite file (or postgresql:// URL) keeping the sessions "
-            "(default: ~/.local/share/contextfold/sessions.db)."
+            "(default: ~/.local/share/contextfold/sessions.db).",
         ),
     ] = None,
     budget: BudgetOpt = None,
     url: Annotated[
         str | None,
         typer.Option(
+            metavar="URL",
             help="Use the contextfold serve running here (e.g. http://127.0.0.1:8900) instead "
-            "of starting one; its own options then apply."
+            "of starting one; its own options then apply.",
         ),
     ] = None,
     token: Annotated[
         str | None,
-        typer.Option(envvar="CONTEXTFOLD_TOKEN", help="With --url: the proxy's bearer token."),
+        typer.Option(
+            envvar="CONTEXTFOLD_TOKEN", metavar="TOKEN", help="With --url: the proxy's token."
+        ),
     ] = None,
+    control: ControlOpt = 0.0,
 ) -> None:
-    """Run an agent CLI through contextfold: start the proxy on a free loopback port (or use
-    the one at --url), point the CLI at it, run it with ARGS on this terminal, stop the proxy
-    when it ends and print the session store and the tokens the upstream was spared.
+    """Run an agent CLI (Claude Code, Codex, Gemini CLI) through contextfold's proxy.
 
-    wrap's options go before the CLI's name; everything after it goes to the CLI. The exit
-    status is the CLI's."""
+    Start the proxy on a free loopback port (or use the one at --url), point the CLI at it,
+    run it with ARGS on this terminal, stop the proxy when it ends and print the session store
+    and the tokens the upstream was spared.
+
+    wrap's options go before the CLI's name; everything after it goes to the CLI as typed,
+    its options too: contextfold wrap claude -p hi runs claude -p hi. No -- is needed there
+    (one would reach the CLI as well). The exit status is the CLI's."""
     from contextfold.wrap import CLIS
 
     agent = CLIS.get(cli)
     if agent is None:
         fail(f"no CLI {cli!r}: contextfold wrap runs {_names(list(CLIS))}")
-    served = {"--upstream": upstream, "--strategy": strategy, "--store": store, "--budget": budget}
+    served: dict[str, object] = {"--upstream": upstream, "--strategy": strategy}
+    served |= {"--store": store, "--budget": budget, "--control": control or None}
     given = [name for name, value in served.items() if value is not None]
     if url is not None and given:
         fail(f"--url uses a running proxy with its own options: leave out {', '.join(given)}")
@@ -108,7 +128,7 @@ def wrap(
     if url is not None:
         proxy: WrappedProxy = RunningProxy(url, token)
     else:
-        proxy = _own_proxy(agent, upstream, strategy, store, budget)
+        proxy = _own_proxy(agent, upstream, strategy, store, budget, control)
     try:
         status = run_wrapped(agent, [executable, *(args or [])], proxy, say=_say)
     except WrapError as exc:
@@ -126,6 +146,7 @@ def _own_proxy(
     strategy: str | None,
     store: str | None,
     budget: int | None,
+    control: float = 0.0,
 ) -> WrappedProxy:
     from contextfold.serve import ServeConfig
     from contextfold.wrap import OwnProxy
@@ -140,13 +161,15 @@ def _own_proxy(
         store=store,
         budget=budget,
         counter=resolve_profile(None).tokenizer,
+        control=control,
     )
     return OwnProxy(config, api=agent.api, log=home / "wrap.log")
 
 
 def _not_installed(name: str, title: str, install: str) -> NoReturn:
     err_console.print(
-        f"[red]error:[/red] {name} ({title}) is not installed (not on PATH): {install}",
+        "[red]error:[/red] "
+        + escape(f"{name} ({title}) is not installed (not on PATH): {install}"),
         soft_wrap=True,
         highlight=False,
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from contextfold.core.errors import MessageFormatError
 from contextfold.core.messages import AssistantMessage, ToolCall
@@ -27,8 +28,9 @@ __all__ = [
     "trivial",
 ]
 
-SHELL_TOOLS = frozenset({"bash", "shell", "execute_bash"})
-"""Tools whose string arguments are shell commands."""
+SHELL_TOOLS = frozenset({"bash", "shell", "execute_bash", "run_shell_command"})
+"""Tools whose string arguments are shell commands, by name in any case (Claude Code's is
+``Bash``, Gemini CLI's ``run_shell_command``)."""
 
 _TOKEN = re.compile(r"[^\s'\"`|;&<>(){}\[\],=$]+")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -43,11 +45,19 @@ def call_values(call: ToolCall) -> list[Leaf]:
     """The non-trivial values ``call``'s arguments use, once each, in order of appearance.
     Arguments that are not valid JSON are read as one shell command when the tool is a shell,
     and give nothing otherwise."""
+    return list(_call_values(call))
+
+
+@lru_cache(maxsize=4096)
+def _call_values(call: ToolCall) -> tuple[Leaf, ...]:
+    """:func:`call_values`, kept for the calls of recent steps: refold's reach-back count, its
+    cut and replay's argument check each read the same calls (an agent CLI's file bodies make
+    this the costly part of taking in a step)."""
     try:
         arguments = call.parsed_arguments()
     except MessageFormatError:
         raw = call.arguments if shell_call(call) else ""
-        return list(dict.fromkeys(shell_values(raw)))
+        return tuple(dict.fromkeys(shell_values(raw)))
     out: list[Leaf] = []
     for leaf in leaves(arguments):
         if isinstance(leaf, str) and shell_call(call):
@@ -56,12 +66,12 @@ def call_values(call: ToolCall) -> list[Leaf]:
         out.extend(_plain(leaf))
         if isinstance(leaf, str) and _BLANK.search(leaf.strip()):
             out.extend(text_values(leaf))
-    return list(dict.fromkeys(out))
+    return tuple(dict.fromkeys(out))
 
 
 def shell_call(call: ToolCall) -> bool:
     """Whether ``call`` runs a shell command (its values follow :func:`shell_values`)."""
-    return call.name in SHELL_TOOLS
+    return call.name.lower() in SHELL_TOOLS
 
 
 def shell_text(message: AssistantMessage) -> str:

@@ -1,6 +1,6 @@
 """What a provider bills: one call's usage in its cache terms, and each model's own prices.
 
-A price table (:data:`~contextfold.core.meter.PRICE_TABLES`) says how cache reads and writes are
+A price table (:data:`~contextfold.core.prices.PRICE_TABLES`) says how cache reads and writes are
 priced as multiples of the input price; a model's prices (:data:`MODEL_PRICES`) say what its
 input and output cost. :func:`prices_for` puts the two together, so a session that names its
 model is priced in that model's dollars under the table asked for; :func:`native_prices` is the
@@ -10,13 +10,15 @@ table of the model's own provider, which is how its bill was computed.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
-from contextfold.core.meter import COST_KEYS, PRICE_TABLES, PriceTable
+from contextfold.core.prices import COST_KEYS, PRICE_TABLES, PriceTable
 
 __all__ = [
     "MODEL_PRICES",
     "BilledUsage",
     "ModelPrice",
+    "Thinking",
     "model_price",
     "native_prices",
     "prices_for",
@@ -61,7 +63,7 @@ class BilledUsage:
         )
 
     def cost_parts(self, prices: PriceTable) -> dict[str, float]:
-        """Its cost in USD split as :data:`~contextfold.core.meter.COST_KEYS`."""
+        """Its cost in USD split as :data:`~contextfold.core.prices.COST_KEYS`."""
         written = (
             self.cache_write_tokens * prices.cache_write
             + self.cache_write_1h_tokens * prices.cache_write_1h
@@ -79,9 +81,14 @@ class BilledUsage:
         return sum(self.cost_parts(prices).values())
 
 
+Thinking = Literal["all", "last"]
+"""Which assistant turns' thinking a provider counts in a prompt (:attr:`ModelPrice.thinking`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelPrice:
-    """A model family's list prices in USD per million tokens, and its provider's cache table."""
+    """A model family's list prices in USD per million tokens, and how its provider bills the
+    cache and counts the thinking a prompt resends."""
 
     prefix: str
     """Model names starting with this (after any ``provider/`` part) are this family."""
@@ -89,18 +96,34 @@ class ModelPrice:
     output: float
     table: str
     """The name of the price table its provider bills the cache by."""
+    cache_min: int = 1024
+    """The shortest prefix its provider caches (Anthropic: by model; OpenAI: 1,024)."""
+    thinking: Thinking = "all"
+    """Which assistant turns' thinking a prompt resends and is counted for: ``all``, or only
+    the ``last`` turn's (the one since the last user message that is no tool result)."""
 
+
+_LAST: Thinking = "last"
 
 MODEL_PRICES: tuple[ModelPrice, ...] = (
-    # Anthropic (list prices; prompts over 200k tokens on Sonnet's 1M-token window cost more).
-    ModelPrice("claude-opus-4-5", 5.0, 25.0, "default"),
-    ModelPrice("claude-opus-4", 15.0, 75.0, "default"),
-    ModelPrice("claude-sonnet", 3.0, 15.0, "default"),
-    ModelPrice("claude-3-7-sonnet", 3.0, 15.0, "default"),
-    ModelPrice("claude-3-5-sonnet", 3.0, 15.0, "default"),
-    ModelPrice("claude-haiku-4", 1.0, 5.0, "default"),
-    ModelPrice("claude-3-5-haiku", 0.8, 4.0, "default"),
-    ModelPrice("claude-3-haiku", 0.25, 1.25, "default"),
+    # Anthropic (list prices; the smallest prefix each caches; Opus from 4.5 and Sonnet from
+    # 4.6 keep every turn's thinking, earlier models only the last turn's).
+    ModelPrice("claude-opus-5-5", 4.0, 20.0, "default", cache_min=512),
+    ModelPrice("claude-opus-5", 5.0, 25.0, "default", cache_min=512),
+    ModelPrice("claude-opus-4-8", 5.0, 25.0, "default"),
+    ModelPrice("claude-opus-4-7", 5.0, 25.0, "default", cache_min=2048),
+    ModelPrice("claude-opus-4-6", 5.0, 25.0, "default", cache_min=4096),
+    ModelPrice("claude-opus-4-5", 5.0, 25.0, "default", cache_min=4096),
+    ModelPrice("claude-opus-4", 15.0, 75.0, "default", thinking=_LAST),  # 4 and 4.1
+    ModelPrice("claude-sonnet-4-5", 3.0, 15.0, "default", thinking=_LAST),
+    ModelPrice("claude-sonnet-4-0", 3.0, 15.0, "default", thinking=_LAST),
+    ModelPrice("claude-sonnet-4-2", 3.0, 15.0, "default", thinking=_LAST),  # 4, dated
+    ModelPrice("claude-sonnet", 3.0, 15.0, "default"),  # 4.6 and later
+    ModelPrice("claude-3-7-sonnet", 3.0, 15.0, "default", thinking=_LAST),
+    ModelPrice("claude-3-5-sonnet", 3.0, 15.0, "default", thinking=_LAST),
+    ModelPrice("claude-haiku-4", 1.0, 5.0, "default", cache_min=4096, thinking=_LAST),
+    ModelPrice("claude-3-5-haiku", 0.8, 4.0, "default", cache_min=2048, thinking=_LAST),
+    ModelPrice("claude-3-haiku", 0.25, 1.25, "default", cache_min=2048, thinking=_LAST),
     # OpenAI: GPT-5 and its codex variants read the cache at 0.1x and write for free.
     ModelPrice("gpt-5-nano", 0.05, 0.40, "gpt-5"),
     ModelPrice("gpt-5-mini", 0.25, 2.0, "gpt-5"),

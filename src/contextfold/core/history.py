@@ -151,10 +151,15 @@ class History:
         store: Store | None = None,
         session_id: str | None = None,
         meta: Mapping[str, Any] | None = None,
+        unseen_tokens: int = 0,
     ) -> None:
         self.counter: TokenCounter = counter or ApproxCounter()
         self.system = system = _system(system)
         self.system_tokens = count_messages(self.counter, [system])[0] if system else 0
+        self.unseen_tokens = unseen_tokens
+        """Tokens (of ``counter``) every call sends before the history that no strategy shows
+        or folds: an agent CLI's system prompt and tool schemas its log leaves out. A strategy
+        that weighs the prompt it sends counts them."""
         self.meta: dict[str, Any] = dict(meta or {})
         self.session_id = session_id
         self._store = store

@@ -11,9 +11,13 @@ import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from contextfold.core.errors import ConfigError
+from contextfold.core.billing import BilledUsage
+from contextfold.core.caches import BLOCK_SIZE, VLLM, CacheRule
+from contextfold.core.calibration import Counting
 from contextfold.core.folds import FoldRecord
-from contextfold.core.messages import common_prefix
+from contextfold.core.messages import Message, common_prefix
+from contextfold.core.prices import COST_KEYS, PRICE_TABLES, PriceTable
+from contextfold.core.profiles import PROFILES, ModelProfile, get_profile
 from contextfold.core.view import View
 
 __all__ = [
@@ -29,14 +33,6 @@ __all__ = [
     "get_profile",
     "shared_prefix_tokens",
 ]
-
-BLOCK_SIZE = 16
-"""Prefix-cache block size in tokens (vLLM's default)."""
-
-COST_KEYS = ("cost_output_usd", "cost_read_usd", "cost_write_usd", "cost_input_usd")
-"""The agent's cost split by what it pays for: the completions, cache reads, cache writes and
-uncached input (they add up to ``cost_usd``). A context strategy moves the prompt's three
-parts; none moves the output."""
 
 FOLD_KEYS = (
     "fold_calls",
@@ -55,99 +51,21 @@ FOLD_KEYS = (
 per-fold statistic: carriers carried forward, revised, added); 0 for other strategies."""
 
 
-@dataclass(frozen=True, slots=True)
-class PriceTable:
-    """USD per million tokens."""
-
-    name: str
-    input: float
-    cache_read: float
-    cache_write: float
-    """A cache write with the table's lifetime (Anthropic's 5 minutes under ``default``)."""
-    output: float
-    cache_write_1h: float = 10.0
-    """A cache write with Anthropic's 1-hour lifetime (2x the input price), which a bill may
-    hold beside the table's own writes."""
-
-
-def _table(name: str, *, read: float, write: float) -> PriceTable:
-    """Uncached input $5/M and output $25/M (the nominal prices CarryOn used), cache reads and
-    writes at ``read`` and ``write`` times the input price (1-hour writes at 2x)."""
-    return PriceTable(
-        name,
-        input=5.0,
-        cache_read=5.0 * read,
-        cache_write=5.0 * write,
-        output=25.0,
-        cache_write_1h=5.0 * 2.0,
-    )
-
-
-PRICE_TABLES: dict[str, PriceTable] = {
-    t.name: t
-    for t in (
-        # Anthropic's 5-minute cache, and OpenAI from GPT-5.6 on (explicit breakpoints): writes
-        # at 1.25x the input price, reads at 0.1x.
-        _table("default", read=0.1, write=1.25),
-        # Anthropic's 1-hour cache: writes at 2x, reads at 0.1x.
-        _table("anthropic-1h", read=0.1, write=2.0),
-        # OpenAI's GPT-5 family before 5.6 (automatic caching): reads at 0.1x, no write premium.
-        _table("gpt-5", read=0.1, write=1.0),
-        # OpenAI's GPT-4.1 (automatic caching): reads at 0.25x, no write premium.
-        _table("openai", read=0.25, write=1.0),
-    )
-}
-"""The price tables, by what they model (per million tokens; only the multiples differ)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ModelProfile:
-    """The shape of a model's KV cache (from its published config) and its tokenizer."""
-
-    name: str
-    layers: int
-    kv_heads: int
-    head_dim: int
-    dtype_bytes: int = 2
-    tokenizer: str = "approx"
-    """Counter spec for :func:`contextfold.core.counters.resolve_counter`."""
-
-    @property
-    def kv_bytes_per_token(self) -> int:
-        return 2 * self.layers * self.kv_heads * self.head_dim * self.dtype_bytes
-
-
-PROFILES: dict[str, ModelProfile] = {
-    p.name: p
-    for p in (
-        # HuggingFaceTB/SmolLM2-135M-Instruct: 30 layers, 9 heads of 64, 3 KV heads, bf16.
-        ModelProfile("smollm2-135m", layers=30, kv_heads=3, head_dim=64, tokenizer="smollm2"),
-        # Qwen/Qwen3-8B: 36 layers, 8 KV heads, head_dim 128, bf16.
-        ModelProfile("qwen3-8b", layers=36, kv_heads=8, head_dim=128),
-        # Qwen/Qwen3-14B: 40 layers, 8 KV heads, head_dim 128.
-        ModelProfile("qwen3-14b", layers=40, kv_heads=8, head_dim=128),
-        # Qwen/Qwen3-32B: 64 layers, 8 KV heads, head_dim 128.
-        ModelProfile("qwen3-32b", layers=64, kv_heads=8, head_dim=128),
-        # meta-llama/Llama-3.1-8B-Instruct: 32 layers, 8 KV heads, head_dim 128.
-        ModelProfile("llama-3.1-8b", layers=32, kv_heads=8, head_dim=128),
-        # meta-llama/Llama-3.1-70B-Instruct: 80 layers, 8 KV heads, head_dim 128.
-        ModelProfile("llama-3.1-70b", layers=80, kv_heads=8, head_dim=128),
-    )
-}
-
-
-def get_profile(name: str) -> ModelProfile:
-    try:
-        return PROFILES[name.lower()]
-    except KeyError:
-        raise ConfigError(f"unknown model profile {name!r}; known: {', '.join(PROFILES)}") from None
-
-
 def shared_prefix_tokens(previous: View | None, current: View) -> int:
     """Tokens of the leading messages ``current`` shares with ``previous`` (not block-rounded)."""
     if previous is None:
         return 0
     return sum(current.tokens[: common_prefix(previous.messages, current.messages)])
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """What the previous call sent: its messages, their counts, what the cache holds of it."""
+
+    messages: tuple[Message, ...]
+    counts: list[float]
+    cached: int
+    at: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,36 +79,51 @@ class CallRecord:
     render_ns: int
     removed_tokens: int
     unrecoverable_tokens: int
+    usage: BilledUsage = field(default_factory=BilledUsage)
+    """The call as its cache bills it: reads, writes (by lifetime), plain input, output."""
 
 
 @dataclass(slots=True)
 class Meter:
     """Accumulates :class:`CallRecord` s for one session under one price table and profile.
 
-    Prefix reuse follows vLLM's automatic prefix caching: a prompt reuses the longest prefix it
-    shares with the previous prompt, in whole blocks of :data:`BLOCK_SIZE` tokens. The shared
-    prefix is found message by message; the first message that differs ends it, so a partly equal
-    message counts as not shared (a conservative estimate). A real engine's reported cached tokens
-    are used instead when there are some.
+    A prompt reuses the longest prefix it shares with the previous prompt, as the provider's
+    cache (``cache``) holds it: by default vLLM's automatic prefix caching, in whole blocks of
+    :data:`BLOCK_SIZE` tokens; a provider's own rule for a model it serves
+    (:func:`~contextfold.core.caches.cache_rule`: exact to a breakpoint, a minimum, entries
+    that expire between calls made far apart). The shared prefix is found message by message;
+    the first message that differs ends it, so a partly equal message counts as not shared (a
+    conservative estimate). A real engine's reported cached tokens are used instead when there
+    are some. Prompts are counted by ``counting``
+    (:class:`~contextfold.core.calibration.Counting`): the view's own counts, or, for a session
+    whose log records its bill, the provider's resend rule and the counter calibrated by it.
 
-    A call's cost (:meth:`call_cost`): reused tokens at the cache-read price, the other whole
-    blocks of the prompt at the cache-write price (written for the next call), the last partial
-    block at the uncached input price, completion tokens at the output price. Folder calls are
-    priced from the usage each :class:`~contextfold.core.folds.FoldCall` reports: ``fold_cost_usd``
-    beside the agent's ``cost_usd``, ``total_cost_usd`` for both.
+    A call's cost: reused tokens at the cache-read price, the rest of the prompt the cache
+    holds at the cache-write price (written for the next call), what it does not hold at the
+    uncached input price, completion tokens at the output price. Folder calls are priced from
+    the usage each :class:`~contextfold.core.folds.FoldCall` reports: ``fold_cost_usd`` beside
+    the agent's ``cost_usd``, ``total_cost_usd`` for both.
     """
 
     prices: PriceTable = field(default_factory=lambda: PRICE_TABLES["default"])
     profile: ModelProfile = field(default_factory=lambda: PROFILES["qwen3-8b"])
-    block_size: int = BLOCK_SIZE
     tool_tokens: int = 0
     """Tokens of the tool schemas every prompt carries before its messages (``--tool-schemas``:
     the strategy's own; 0: tools not counted). Estimated prompts add them, and their cached
     prefix includes them from the second call on."""
+    cache: CacheRule = VLLM
+    counting: Counting = field(default_factory=Counting)
     calls: list[CallRecord] = field(default_factory=list)
     folds: list[FoldRecord] = field(default_factory=list)
     """Fold records of the session's folds (accepted and rejected), in order."""
-    _previous: View | None = None
+    _previous: _Sent | None = None
+
+    @property
+    def unseen_tokens(self) -> int:
+        """Tokens (of the counter) every prompt holds before the view's messages: the tool
+        schemas and the calibration's unlogged prefix, at the session's scale."""
+        cal = self.counting.calibration
+        return self.tool_tokens + round(cal.prefix / cal.scale)
 
     def record_call(
         self,
@@ -200,28 +133,48 @@ class Meter:
         render_ns: int = 0,
         cached_tokens: int | None = None,
         prompt_tokens: int | None = None,
+        at: float | None = None,
     ) -> CallRecord:
-        """Account one call that sent ``view``. A real engine's own counts override the
+        """Account one call that sent ``view`` (at time ``at``, seconds since the epoch, where
+        known: an expired cache entry is not read). A real engine's own counts override the
         estimates: ``prompt_tokens`` (its template and tool schemas included) and
         ``cached_tokens`` (what its prefix cache served)."""
+        counts = self.counting.counts(view.messages, view.tokens)
         tools = self.tool_tokens if prompt_tokens is None else 0  # an engine's count has them
-        prompt = tools + (view.total_tokens if prompt_tokens is None else prompt_tokens)
-        if cached_tokens is None:
-            shared = shared_prefix_tokens(self._previous, view)
-            shared += tools if self._previous is not None else 0
-            cached_tokens = shared // self.block_size * self.block_size
-        self._previous = view
+        prompt = self.counting.prompt(counts, tools) if prompt_tokens is None else prompt_tokens
+        read = self._read(view, counts, tools, at) if cached_tokens is None else cached_tokens
+        cal = self.counting.calibration
+        tail = cal.tail if self._previous is not None else cal.first_tail
+        usage = self.cache.bill(prompt, completion_tokens, read=read, tail=tail, hour=cal.hour)
+        tail = tail if self.cache.breakpoints else 0
+        self._previous = _Sent(view.messages, counts, self.cache.cached(prompt - tail), at)
         record = CallRecord(
             prompt_tokens=prompt,
-            reused_tokens=min(cached_tokens, prompt),
+            reused_tokens=usage.cache_read_tokens,
             completion_tokens=completion_tokens,
-            cost_usd=self.call_cost(prompt, min(cached_tokens, prompt), completion_tokens),
+            cost_usd=usage.cost(self.prices),
             render_ns=render_ns,
             removed_tokens=view.removed_tokens,
             unrecoverable_tokens=view.unrecoverable_tokens,
+            usage=usage,
         )
         self.calls.append(record)
         return record
+
+    def _read(self, view: View, counts: list[float], tools: int, at: float | None) -> int:
+        """What the cache serves of a prompt: the prefix it shares with the previous prompt,
+        as far as that one was cached (the first call: what earlier sessions cached of the
+        unlogged prefix)."""
+        before, cal = self._previous, self.counting.calibration
+        if before is None:
+            return self.cache.cached(cal.prefix_read)
+        gap = at - before.at if at is not None and before.at is not None else None
+        if not self.cache.alive(gap):
+            return 0
+        same = common_prefix(before.messages, view.messages)
+        same = next((i for i in range(same) if counts[i] != before.counts[i]), same)
+        shared = self.counting.prompt(counts[:same], tools)
+        return self.cache.cached(min(shared, before.cached))
 
     def record_folds(self, records: Iterable[FoldRecord]) -> None:
         """Account folds (their folder calls are metered apart from the agent's)."""
@@ -254,40 +207,21 @@ class Meter:
         return total
 
     def call_cost(self, prompt: int, reused: int, completion: int) -> float:
-        written = prompt // self.block_size * self.block_size - reused
-        uncached = prompt - reused - max(written, 0)
-        p = self.prices
-        usd = (
-            reused * p.cache_read
-            + max(written, 0) * p.cache_write
-            + uncached * p.input
-            + completion * p.output
-        )
-        return usd / 1e6
-
-    def cost_parts(self, prompt: int, reused: int, completion: int) -> dict[str, float]:
-        """A call's cost split as :data:`COST_KEYS` (USD): reused tokens at the read price, the
-        prompt's other whole blocks at the write price, the rest of it at the input price, the
-        completion at the output price."""
-        written = max(prompt // self.block_size * self.block_size - reused, 0)
-        uncached = prompt - reused - written
-        p = self.prices
-        return {
-            "cost_output_usd": completion * p.output / 1e6,
-            "cost_read_usd": reused * p.cache_read / 1e6,
-            "cost_write_usd": written * p.cache_write / 1e6,
-            "cost_input_usd": uncached * p.input / 1e6,
-        }
+        """A call's cost in USD (a folder call's, from the usage it reports)."""
+        return self.cache.bill(prompt, completion, read=reused).cost(self.prices)
 
     def cost_split(self) -> dict[str, float]:
         """The agent's calls' cost, summed by :data:`COST_KEYS`."""
         out = dict.fromkeys(COST_KEYS, 0.0)
         for c in self.calls:
-            for key, usd in self.cost_parts(
-                c.prompt_tokens, c.reused_tokens, c.completion_tokens
-            ).items():
+            for key, usd in c.usage.cost_parts(self.prices).items():
                 out[key] += usd
         return out
+
+    @property
+    def usage(self) -> BilledUsage:
+        """The agent's calls as their cache bills them, summed."""
+        return sum((c.usage for c in self.calls), BilledUsage())
 
     @property
     def prompt_tokens(self) -> int:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from contextfold.core.experience import Experience
     from contextfold.core.folds import FoldRecord
     from contextfold.core.history import History, Step
+    from contextfold.core.ledger import LedgerEntry
     from contextfold.core.view import View
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "FoldingStrategyType",
     "Grounded",
     "Learning",
+    "LedgerStore",
     "Marking",
     "Model",
     "SessionRecord",
@@ -55,7 +57,8 @@ class Strategy(Protocol):
     demand when a view is over the budget, and counts the compactions it forced), :class:`Grounded`
     (checks what it keeps against the environment's files), :class:`Learning` (learns across the
     sessions of one workload). The rest: :class:`Store` (sessions, fold records and the call log;
-    :class:`SharedStore` when other processes write at the same time), and :class:`Model`,
+    :class:`SharedStore` when other processes write at the same time, :class:`LedgerStore`
+    when it keeps serve's ledger), and :class:`Model`,
     :class:`Environment`, :class:`UserSimulator` for live runs.
     """
 
@@ -328,6 +331,23 @@ class SharedStore(Protocol):
 
     def step_counts(self) -> dict[str, int]:
         """How many steps every session holds now."""
+        ...
+
+
+@runtime_checkable
+class LedgerStore(Protocol):
+    """A store that keeps ``contextfold serve``'s ledger: every upstream call as the upstream
+    billed it, beside what it would have cost direct
+    (:class:`~contextfold.core.ledger.LedgerEntry`), written as the calls happen. The proxy
+    keeps one in every store that is one (all of contextfold's are); ``contextfold savings``
+    reads it back."""
+
+    def record_ledger(self, entry: LedgerEntry) -> None:
+        """Write one entry (durable once the call returns, like an append)."""
+        ...
+
+    def load_ledger(self) -> list[LedgerEntry]:
+        """Every entry, in the order written."""
         ...
 
 

@@ -1,4 +1,5 @@
-"""What every importer produces: :class:`Trajectory`, a recorded session split into steps."""
+"""What every importer produces: :class:`Trajectory`, a recorded session split into steps, with
+what the log recorded of each model call (:class:`RecordedCall`) where it recorded it."""
 
 from __future__ import annotations
 
@@ -6,11 +7,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextfold.core.billing import BilledUsage
 from contextfold.core.history import History, Step, make_step
 from contextfold.core.messages import Message, SystemMessage
 from contextfold.core.tokens import TokenCounter
 
-__all__ = ["Trajectory"]
+__all__ = ["RecordedCall", "Trajectory"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """What a log recorded of the model call behind one assistant step: facts, never estimates."""
+
+    usage: BilledUsage | None
+    """The usage the provider reported (and billed) for the call; None when not recorded."""
+    at: float | None
+    """When it was made, in seconds since the epoch (a prefix cache's entries expire)."""
+    model: str | None
+    """The model that answered."""
+    output_final: bool = True
+    """Whether ``usage.output_tokens`` is the final count. Claude Code 2.0 logs a streamed
+    reply with the count its stream started with (1, or a few), and the final one only on a
+    line that has the reply's ``stop_reason``: then this is False and the count a lower bound."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +47,13 @@ class Trajectory:
     outcome: float | None = None
     """Task outcome where the recording has one (tau2 reward, SWE-bench resolved as 1.0/0.0)."""
     meta: Mapping[str, Any] = field(default_factory=dict)
+    model: str | None = None
+    """The model the session names (the one most of its calls name), where the log says."""
+    calls: tuple[RecordedCall, ...] = ()
+    """One per assistant step, in order, where the log records its calls; else empty."""
+    bills_conversation: bool = True
+    """Whether ``calls`` billed the conversation as recorded (not so for a store's session
+    served folded: its calls billed the strategy's views)."""
 
     def counted_steps(self, counter: TokenCounter) -> list[Step]:
         """The steps with token counts and hashes (count once, share across strategies)."""

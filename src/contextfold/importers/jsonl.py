@@ -14,9 +14,10 @@ from typing import Any
 
 from contextfold.core.errors import ImportFormatError
 from contextfold.importers.base import Trajectory
+from contextfold.importers.probe import Format, Probe, Unparsed, looks_like_trajectory
 from contextfold.importers.steps import as_outcome, openai_conversation
 
-__all__ = ["read", "read_text"]
+__all__ = ["FORMAT", "read", "read_text"]
 
 
 def read(path: Path) -> Iterator[Trajectory | ImportFormatError]:
@@ -67,3 +68,30 @@ def _line(path: Path, number: int, line: str) -> Trajectory:
         outcome=as_outcome(name, f"{where}, outcome", record.get("outcome")),
         meta=info,
     )
+
+
+def _claims(probe: Probe) -> bool:
+    """Any ``*.jsonl``; another file when it is JSON lines meant as trajectories (named, or
+    naming a format's keys)."""
+    if probe.path.suffix == ".jsonl":
+        return True
+    data = probe.document
+    if not (isinstance(data, Unparsed) and data.error.msg == "Extra data"):
+        return False
+    if not (probe.explicit or looks_like_trajectory(probe.text)):
+        return False
+    first = next((line for line in probe.text.splitlines() if line.strip()), "")
+    try:
+        json.loads(first)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return True
+
+
+FORMAT = Format(
+    name="jsonl",
+    summary='one OpenAI message list (or {"messages", "id", "outcome"}) a line',
+    suffixes=(".jsonl",),
+    claims=_claims,
+    read=lambda probe: read_text(probe.path, probe.text),
+)

@@ -24,8 +24,9 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.importers.base import Trajectory
+from contextfold.importers.probe import Format, Probe
 
-__all__ = ["BASH_BLOCK", "find_report", "read"]
+__all__ = ["BASH_BLOCK", "FORMAT", "find_report", "read"]
 
 BASH_BLOCK = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
 """mini-swe-agent's default ``action_regex``: a reply must hold exactly one match."""
@@ -153,3 +154,19 @@ def _dig(data: Any, *keys: str) -> Any:
     for key in keys:
         data = data.get(key) if isinstance(data, Mapping) else None
     return data
+
+
+def _claims(probe: Probe) -> bool:
+    data = probe.document
+    if not isinstance(data, Mapping) or "messages" not in data:
+        return False
+    return "trajectory_format" in data or "instance_id" in data
+
+
+FORMAT = Format(
+    name="mini-swe-agent",
+    summary="mini-swe-agent *.traj.json: each bash block a tool call",
+    suffixes=(".json",),
+    claims=_claims,
+    read=lambda probe: read(probe.path, probe.document),
+)

@@ -28,8 +28,9 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.importers.base import Trajectory
+from contextfold.importers.probe import Format, Probe
 
-__all__ = ["FENCE", "find_results", "read"]
+__all__ = ["FENCE", "FORMAT", "find_results", "read"]
 
 FENCE = re.compile(r"```[^\n`]*\n(.*?)\n?```", re.DOTALL)
 """A fenced block (any info string); SWE-agent's action is the one its ``action`` names."""
@@ -200,3 +201,17 @@ def _outcome(path: Path, instance_id: str) -> tuple[float | None, str | None]:
     if any(instance_id in v for v in lists):
         return 0.0, str(found)
     return None, str(found)
+
+
+def _claims(probe: Probe) -> bool:
+    data = probe.document
+    return isinstance(data, Mapping) and "history" in data and "trajectory" in data
+
+
+FORMAT = Format(
+    name="swe-agent",
+    summary="SWE-agent *.traj: each team member's conversation a session",
+    suffixes=(".traj", ".json"),
+    claims=_claims,
+    read=lambda probe: read(probe.path, probe.document),
+)

@@ -26,9 +26,10 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.importers.base import Trajectory
+from contextfold.importers.probe import Format, Probe
 from contextfold.importers.steps import Labeled, as_outcome, group_steps
 
-__all__ = ["AGENT_INSTRUCTION", "SOLO_AGENT_INSTRUCTION", "read", "system_prompt"]
+__all__ = ["AGENT_INSTRUCTION", "FORMAT", "SOLO_AGENT_INSTRUCTION", "read", "system_prompt"]
 
 AGENT_INSTRUCTION = """\
 You are a customer service agent that helps the user according to the <policy> provided below.
@@ -243,3 +244,17 @@ def _mapping(data: Any, key: str) -> Mapping[str, Any]:
 
 def _opt_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _claims(probe: Probe) -> bool:
+    data = probe.document
+    return isinstance(data, Mapping) and "simulations" in data and "tasks" in data
+
+
+FORMAT = Format(
+    name="tau2",
+    summary="tau2-bench results JSON {info, tasks, simulations}: each simulation",
+    suffixes=(".json",),
+    claims=_claims,
+    read=lambda probe: read(probe.path, probe.document),
+)

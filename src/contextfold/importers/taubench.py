@@ -12,9 +12,10 @@ from typing import Any
 
 from contextfold.core.errors import ImportFormatError
 from contextfold.importers.base import Trajectory
+from contextfold.importers.probe import Format, Probe
 from contextfold.importers.steps import as_outcome, openai_conversation
 
-__all__ = ["read"]
+__all__ = ["FORMAT", "read"]
 
 
 def read(path: Path, data: Any) -> Iterator[Trajectory | ImportFormatError]:
@@ -46,3 +47,17 @@ def _entry(path: Path, index: int, entry: Any) -> Trajectory:
         outcome=as_outcome(name, f"{where}.reward", entry.get("reward")),
         meta=meta,
     )
+
+
+def _claims(probe: Probe) -> bool:
+    data = probe.document
+    return isinstance(data, list) and any(isinstance(e, Mapping) and "traj" in e for e in data)
+
+
+FORMAT = Format(
+    name="tau-bench",
+    summary="tau-bench (v1): a JSON list of {task_id, trial, reward, info, traj}",
+    suffixes=(".json",),
+    claims=_claims,
+    read=lambda probe: read(probe.path, probe.document),
+)

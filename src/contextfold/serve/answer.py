@@ -40,7 +40,7 @@ async def answer(
                 if not request.stream:
                     out.reply = await proxy.complete(turn, rounds, writer)
                 else:
-                    out.first = await proxy.open_stream(rounds)
+                    out.first = await proxy.open_stream(turn, rounds)
             except BaseException:
                 proxy.discard(turn)
                 raise

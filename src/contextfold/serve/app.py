@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from contextfold.core.errors import ContextFoldError
@@ -36,7 +36,8 @@ def create_app(proxy: Proxy) -> Starlette:
     Routes (:mod:`~contextfold.serve.routes`): the APIs the upstream lets the proxy serve
     (:func:`~contextfold.serve.apis.served_apis`, each API's routes and error shape from its
     :data:`~contextfold.serve.apis.APIS` entry), ``GET /v1/models`` (the upstream's, with the APIs
-    served), ``GET /health`` (no token needed), ``GET /metrics`` (Prometheus text). Every route
+    served), ``GET /health`` (no token needed; ``?upstream=1`` also asks whether the upstream
+    can be reached: a 503 when not), ``GET /metrics`` (Prometheus text). Every route
     but ``/health`` needs the bearer token unless the proxy runs with ``--no-auth`` on loopback;
     then every route answers only requests addressed to the loopback host from no foreign page
     (:mod:`~contextfold.serve.loopback`). Bodies over the size limit get a 413 before they are
@@ -50,7 +51,11 @@ def create_app(proxy: Proxy) -> Starlette:
         await proxy.stop()
 
     apis = served_apis(proxy.upstream.wire.api)
-    served = [replace(e, errors=APIS[a].errors) for a in apis for e in APIS[a].routes(proxy)]
+    served = [
+        replace(e, errors=APIS[a].errors, marks=_marks(a))
+        for a in apis
+        for e in APIS[a].routes(proxy)
+    ]
     routes = Routes([*served, *_models(proxy, apis), *_operations(proxy)])
     handlers = {404: routes.not_found, 405: routes.not_found}
     return Starlette(
@@ -60,14 +65,28 @@ def create_app(proxy: Proxy) -> Starlette:
     )
 
 
+def _marks(api: str) -> tuple[str, ...]:
+    """The header of the API's clients' own key (``x-goog-api-key``), which they alone send."""
+    key = APIS[api].wire().family.key
+    return (key,) if key else ()
+
+
 def _models(proxy: Proxy, apis: list[str]) -> list[Endpoint]:
-    """``GET /v1/models``: the upstream's list (and what a served API's clients read there:
+    """``GET /v1/models``: the upstream's list (with OpenAI's ``data`` when its API lists
+    otherwise, and what a served API's clients read there:
     :attr:`~contextfold.serve.apis.spec.ApiSpec.listed`), with the APIs this proxy serves."""
     upstream, family = proxy.upstream.wire.api, proxy.upstream.wire.family
 
-    async def models(request: Request) -> Response:  # a provider's list: with its headers
+    common = APIS[upstream].as_openai  # OpenAI's list, which the others are made from
+
+    async def models(request: Request) -> Response:
+        # a provider's list, with its clients' headers; to one whose clients list elsewhere
+        # too (Gemini's), only when the asking client sends that provider's key
         headers = upstream_headers(request.headers, proxy.config.token, family, family)
+        if common is not None and (family.key or "") not in request.headers:
+            headers = {}  # another provider's client: its Authorization is not Google's
         listing = await proxy.upstream.models(headers)
+        listing = listing if common is None else {**common(listing), **listing}
         titles = [APIS[a].title for a in apis]
         served = {"apis": titles, "upstream_api": APIS[upstream].title}
         for more in (APIS[a].listed for a in apis):  # its clients' own fields beside
@@ -83,10 +102,19 @@ def _operations(proxy: Proxy) -> list[Endpoint]:
 
     async def health(request: Request) -> Response:
         ready = proxy.sessions is not None
-        body = {"status": "ok" if ready else "starting"}
-        if has_token(request.headers, proxy.config.token):  # where requests go: not for all
+        body: dict[str, object] = {"status": "ok" if ready else "starting"}
+        known = has_token(request.headers, proxy.config.token)
+        if known:  # where requests go: not for all
             body["upstream"] = proxy.upstream.name
-        return JSONResponse(body, status_code=200 if ready else 503)
+        status = 200 if ready else 503
+        if request.query_params.get("upstream") in ("1", "true"):  # and the upstream, asked
+            problem = await proxy.upstream.probe()
+            body["upstream_reachable"] = problem is None
+            if problem is not None:
+                body["status"], status = "upstream unreachable", 503
+                if known:
+                    body["upstream_error"] = problem
+        return JSONResponse(body, status_code=status)
 
     return [
         Endpoint("GET", "/health", health, token=False),
@@ -105,6 +133,12 @@ def _guarded(proxy: Proxy, routes: Routes, endpoint: Endpoint) -> Handler:
                 check_local(request.method, request.headers, server[1] if server else None)
             check_token(request.headers, token)
             return await endpoint.handler(request)
+        except ClientDisconnect:  # the client's doing, not the proxy's: one line, no trace
+            _log.warning(
+                "contextfold serve: %s %s: the client hung up before its request was whole",
+                request.method, request.url.path,
+            )  # fmt: skip
+            return Response(status_code=499)  # nobody reads it
         except ApiError as exc:
             return _error(proxy, routes, endpoint, exc)
         except ContextFoldError as exc:  # a strategy or store failure: the proxy's fault

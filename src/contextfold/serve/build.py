@@ -14,6 +14,7 @@ from contextfold.core.experience import Experience
 from contextfold.core.protocols import Learning, Marking, Store, Strategy
 from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, is_postgres_url
 from contextfold.serve.apis import APIS
+from contextfold.serve.arms import CONTROL_STRATEGY, Arms
 from contextfold.serve.config import ServeConfig, redact_url
 from contextfold.serve.learning import IdleEnds
 from contextfold.serve.markers import Markers
@@ -32,6 +33,7 @@ def build_proxy(config: ServeConfig) -> Proxy:
     experience = shared_experience(config)
     make_strategy = make_strategy_factory(config, experience)
     probe = make_strategy()  # a bad spec fails now, not at the first request
+    arms = Arms(make_strategy, _control_factory(), config.control)
     markers = Markers(probe.split_markers if isinstance(probe, Marking) else None)
     on_end = _saver(config, experience)
     counter = resolve_counter(config.counter)
@@ -42,7 +44,13 @@ def build_proxy(config: ServeConfig) -> Proxy:
         store = _open_store(config)
         ends = IdleEnds(config.idle_end, on_end=on_end) if config.learn else None
         manager = SessionManager(
-            store, make_strategy, counter, budget=config.budget, ends=ends, markers=markers
+            store,
+            make_strategy,
+            counter,
+            budget=config.budget,
+            ends=ends,
+            markers=markers,
+            arms=arms,
         )
         try:
             manager.load()
@@ -54,6 +62,13 @@ def build_proxy(config: ServeConfig) -> Proxy:
         return manager
 
     return Proxy(config, make_upstream(config), open_sessions, markers)
+
+
+def _control_factory() -> Callable[[], Strategy]:
+    """How a control session's strategy is built (:data:`~.arms.CONTROL_STRATEGY`)."""
+    from contextfold.strategies.registry import build_strategy
+
+    return lambda: build_strategy(CONTROL_STRATEGY)
 
 
 def _open_store(config: ServeConfig) -> Store:

@@ -75,6 +75,9 @@ class ServeConfig:
     save_experience: Path | None = None
     """With ``learn``: the experience file written whenever a session is recorded as ended
     (the strategy's label entry; other labels in the file are kept)."""
+    control: float = 0.0
+    """The share of sessions left unfolded as a control group (served as ``full``; chosen by
+    a hash of the session: :mod:`~contextfold.serve.arms`)."""
 
     def check(self) -> None:
         """Raise ValueError when the settings are unsafe or inconsistent."""
@@ -97,6 +100,11 @@ class ServeConfig:
             )
         if self.responses_memory < 1:
             raise ValueError(f"--responses-memory must be at least 1 byte: {self.responses_memory}")
+        if not 0.0 <= self.control <= 1.0:
+            raise ValueError(
+                f"--control must be a share of sessions from 0 to 1 (0.1: a tenth), "
+                f"got {self.control}"
+            )
         if self.max_rounds < 1:
             raise ValueError(f"max_rounds must be at least 1, got {self.max_rounds}")
 

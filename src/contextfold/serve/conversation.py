@@ -72,22 +72,24 @@ def conversation_of(
     system: SystemMessage | None = None,
     shown: Shown | None = None,
     field: str = "messages",
+    system_field: str = "messages[0]",
 ) -> Conversation:
     """Group messages read from a request (labelled with their place in it) into steps and
     hash them; a 400 :class:`ApiError` naming the message for a conversation the history
-    cannot hold."""
+    cannot hold (``system_field``: where a ``system`` given apart came from)."""
+    apart = system_field if system is not None else "messages[0]"
     try:
         grouped = group_steps(labeled, system=system)
     except MessageFormatError as exc:
         raise ApiError(400, str(exc), param=exc.at or field) from exc
     system, steps = grouped.system, grouped.steps
-    _check_texts(grouped)
+    _check_texts(grouped, apart)
     if not steps:
         raise ApiError(400, f"'{field}' holds no user or assistant message", param=field)
     return Conversation(system, steps, tuple(chain_hashes(family, system, steps, shown)))
 
 
-def _check_texts(grouped: Grouped) -> None:
+def _check_texts(grouped: Grouped, system_field: str) -> None:
     """A user or system message from a client must say something (a view never holds an
     empty one); an empty assistant turn is legal."""
     heads = [
@@ -95,9 +97,8 @@ def _check_texts(grouped: Grouped) -> None:
         for m, labels in zip((s[0] for s in grouped.steps), grouped.labels, strict=True)
     ]
     if grouped.system is not None and not grouped.system.content.strip():
-        raise ApiError(
-            400, "messages[0]: a system message needs text; this one has none", param="messages[0]"
-        )
+        problem = f"{system_field}: a system message needs text; this one has none"
+        raise ApiError(400, problem, param=system_field)
     for message, label in heads:
         if isinstance(message, UserMessage) and not message.content.strip() and not message.parts:
             raise ApiError(

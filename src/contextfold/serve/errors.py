@@ -107,6 +107,7 @@ class UpstreamError(ApiError):
         api: str | None = None,
         error_type: str | None = None,
         headers: Mapping[str, str] | None = None,
+        details: Any = None,
     ) -> None:
         known = error_type if error_type in _KNOWN_TYPES else None
         kind = known or ("upstream_error" if status == 502 else None)
@@ -115,6 +116,11 @@ class UpstreamError(ApiError):
         self.error_type = error_type
         self.headers = {k: v for k, v in (headers or {}).items() if k.lower() in RETRY_HEADERS}
         self.upstream_status = status
+        self.details = (
+            [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
+        )
+        """Google's ``error.details`` (``RetryInfo``, ``QuotaFailure``): what a client of the
+        upstream's API reads to wait, or to stop on a spent quota."""
 
     @property
     def overloaded(self) -> bool:

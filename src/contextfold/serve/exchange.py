@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from contextfold.serve.errors import ApiError
 
 __all__ = [
+    "STOP_KINDS",
     "USAGE_KEYS",
     "Call",
     "ClientRequest",
@@ -32,13 +33,21 @@ __all__ = [
     "HeaderFamily",
     "Reader",
     "Reply",
+    "Stop",
     "Wire",
     "add_usage",
 ]
 
-USAGE_KEYS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens")
+USAGE_KEYS = (
+    "prompt_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "cache_write_1h_tokens",
+    "completion_tokens",
+)
 """A call's usage: every prompt token (cached or not), those read from the provider's cache,
-those written to it, and the completion's."""
+those written to it (all of them; ``cache_write_1h_tokens``: the part written for an hour,
+Anthropic's), and the completion's."""
 
 Delta = tuple[str, Any]
 """A piece of a streamed reply: ``("text", str)``, ``("reasoning", str)``, ``("block",
@@ -111,6 +120,33 @@ class Call:
     whose caches read only at marks)."""
 
 
+STOP_KINDS = ("stop", "tool_calls", "length", "content_filter")
+"""Why a reply ended, in no API's words: it was done, it called tools, it hit a length
+limit, or a filter cut or refused it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """Why a reply ended: its :data:`STOP_KINDS` kind, which each client API words its own
+    way (one table each, in its package), and the upstream's own word for it (``word``, in
+    the API ``api``: Gemini's ``RECITATION``, Anthropic's ``pause_turn``), which a client of
+    that API gets back as it came; ``said``: the upstream's own fields about it (a Gemini
+    upstream's ``promptFeedback`` for a prompt it blocked), for such a client too."""
+
+    kind: str
+    api: str = ""
+    word: str = ""
+    said: dict[str, Any] = field(default_factory=dict)
+
+    def own(self, api: str) -> str:
+        """The upstream's word when a client of ``api`` may be given it (else empty)."""
+        return self.word if self.api == api else ""
+
+    def said_to(self, api: str) -> dict[str, Any]:
+        """The upstream's fields a client of ``api`` is given (none for another API's)."""
+        return self.said if self.api == api else {}
+
+
 @dataclass(frozen=True, slots=True)
 class Reply:
     """One upstream call's answer: an :class:`~contextfold.core.messages.AssistantMessage` and
@@ -118,8 +154,8 @@ class Reply:
 
     message: AssistantMessage
     usage: dict[str, int]
-    stop: str | None
-    """``stop``, ``tool_calls``, ``length``, or the upstream's own reason."""
+    stop: Stop | None
+    """Why it ended (None: the upstream did not say)."""
     raw: dict[str, Any] | None = None
     """The upstream's reply object (a client of the same API keeps its id and extra fields)."""
 
@@ -194,7 +230,7 @@ class ClientStream(Protocol):
 
     def delta(self, delta: Delta) -> list[bytes]: ...
 
-    def end(self, final: AssistantMessage, stop: str, usage: dict[str, int]) -> list[bytes]: ...
+    def end(self, final: AssistantMessage, stop: Stop, usage: dict[str, int]) -> list[bytes]: ...
 
     def error(self, exc: ApiError) -> bytes: ...
 
@@ -203,7 +239,7 @@ class ClientWriter(Protocol):
     """The client's API: the answer it gets."""
 
     def respond(
-        self, final: AssistantMessage, stop: str, usage: dict[str, int], last: Reply
+        self, final: AssistantMessage, stop: Stop, usage: dict[str, int], last: Reply
     ) -> dict[str, Any]: ...
 
     def stream(self) -> ClientStream: ...

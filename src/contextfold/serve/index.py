@@ -16,6 +16,7 @@ from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message
 from contextfold.core.protocols import SessionRecord, SharedStore, Store, Strategy
 from contextfold.core.tokens import TokenCounter
+from contextfold.serve.arms import Arms
 from contextfold.serve.buffered import BufferedStore
 from contextfold.serve.conversation import Conversation, chain_hashes
 from contextfold.serve.learning import IdleEnds
@@ -54,6 +55,7 @@ class SessionIndex:
         budget: int | None = None,
         ends: IdleEnds | None = None,
         markers: Markers | None = None,
+        arms: Arms | None = None,
     ) -> None:
         self.store = store
         self.budget = budget
@@ -63,6 +65,8 @@ class SessionIndex:
         self.markers = markers or Markers()
         """The strategy's marker lines: cut from replies, hashed without (:mod:`.markers`)."""
         self.make_strategy = make_strategy
+        self.arms = arms or Arms(make_strategy, make_strategy)
+        """Each session's strategy is its arm's (``serve --control``: :mod:`.arms`)."""
         self.counter = counter
         self.sessions: dict[str, Branch] = {}
         self._index: dict[str, list[tuple[str, int]]] = {}
@@ -165,12 +169,14 @@ class SessionIndex:
         forked = parent is not None and k > 0
         meta = branch_meta(family, parent.id if forked and parent else None, k)
         session_id = self._new_id(family)
+        parent_meta = parent.history.meta if forked and parent else None
+        meta["serve"].update(self.arms.label(session_id, family, parent_meta))
         self._reserved.add(session_id)
         buffer = BufferedStore(self.store)
         history = History(
             conv.system, counter=self.counter, store=buffer, session_id=session_id, meta=meta
         )
-        driver = Driver(self.make_strategy(), history, budget=self.budget)
+        driver = Driver(self.arms.factory(meta)(), history, budget=self.budget)
         return Branch(session_id, family, driver, buffer, [], 0)
 
     def _new_id(self, family: str) -> str:
@@ -188,7 +194,7 @@ class SessionIndex:
         if record is None:
             record = self.store.load_session(session_id)
         history = History.from_record(buffer, record, counter=self.counter)
-        driver = Driver.resumed(self.make_strategy(), history, budget=self.budget)
+        driver = Driver.resumed(self.arms.factory(record.meta)(), history, budget=self.budget)
         steps = [s.messages for s in history.steps]
         chain = chain_hashes(family, history.system, steps, self.markers.shown)
         session = Branch(session_id, family, driver, buffer, chain, len(history))

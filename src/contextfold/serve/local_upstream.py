@@ -103,6 +103,9 @@ class LocalUpstream:
         model = await loop.run_in_executor(self._pool, self._loaded)
         return {"object": "list", "data": [{"id": model.name, "object": "model"}]}
 
+    async def probe(self) -> str | None:
+        return None  # in this process: loaded on the first call, which says if it cannot
+
     def pool(self) -> Pool:
         return Pool(self._busy, 1)
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from contextfold.core.messages import AssistantMessage, Message
-from contextfold.serve.layout import text_pieces, with_pieces
+from contextfold.core.wire.layout import text_pieces, with_pieces
 
 __all__ = ["Cut", "MarkerFilter", "Markers", "joined", "reply_key"]
 
@@ -47,18 +47,19 @@ class Markers:
     split_text: Split | None = None
 
     def cut(self, message: AssistantMessage) -> Cut:
-        """``message`` without the block of marker lines that ends its last text (the text of
-        its last text block, when its layout splits it into blocks: the others are kept
-        whole, each in its own block), and without the blank space before that block."""
+        """``message`` without the block of marker lines that ends its text, and without the
+        blank space before that block. The cut is over all its text blocks (its layout's
+        pieces): the lines that end the last block that shows text, and every block after
+        it, which holds marker lines only or nothing (a Gemini part holding only a
+        signature); each block keeps what it shows of its own."""
         text = message.content or ""
         if self.split_text is None or not text:
             return Cut(message)
         pieces = text_pieces(message)
-        whole = pieces or [text]
-        visible, lines = self.split_text(whole[-1])
-        if not lines:
+        keep = _shown_length(pieces or [text], self.split_text)
+        if keep is None:
             return Cut(message)
-        return _trimmed(message, [*whole[:-1], visible], laid=pieces is not None)
+        return _trimmed(message, pieces or [text], laid=pieces is not None, keep=keep)
 
     def shown(self, message: Message) -> Message:
         """A message as the client is shown it (others than assistant messages as they are)."""
@@ -96,11 +97,29 @@ def _prepended(message: AssistantMessage, head: str) -> AssistantMessage:
     return shown
 
 
-def _trimmed(message: AssistantMessage, pieces: list[str], *, laid: bool) -> Cut:
+def _shown_length(pieces: Sequence[str], split: Split) -> int | None:
+    """How much of the pieces' text (joined) is shown: up to the marker lines that end the
+    last piece showing text, after which each piece holds marker lines only or is blank;
+    None when no marker line ends them."""
+    end, found = sum(map(len, pieces)), False
+    for piece in reversed(pieces):
+        start = end - len(piece)
+        visible, lines = split(piece)
+        found = found or bool(lines)
+        if visible.strip():
+            return start + len(visible) if found else None
+        end = start
+    return 0 if found else None
+
+
+def _trimmed(
+    message: AssistantMessage, pieces: list[str], *, laid: bool, keep: int | None = None
+) -> Cut:
     """``message`` shown as ``pieces`` (a prefix of its text, piece by piece) without trailing
-    space; the rest of its text is the cut."""
+    space, or as its first ``keep`` characters; the rest of its text is the cut."""
     text = message.content or ""
-    keep = len("".join(pieces).rstrip())
+    head = "".join(pieces)[: len(text) if keep is None else keep]
+    keep = len(head.rstrip())
     sizes, left = [], keep
     for piece in pieces:
         sizes.append(min(len(piece), left))

@@ -1,9 +1,13 @@
-"""The proxy's counters, written as Prometheus text at ``/metrics``."""
+"""The proxy's counters and gauges, exposed at ``/metrics`` in Prometheus's text format by
+prometheus_client (:class:`Metrics`)."""
 
 from __future__ import annotations
 
 import threading
-from collections import Counter
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 __all__ = ["GAUGES", "METRICS", "Metrics"]
 
@@ -26,8 +30,25 @@ METRICS: dict[str, str] = {
     "errors_total": "Requests that failed, by kind.",
     "upstream_pool_timeouts_total": "Requests refused (503) because no upstream connection came "
     "free in time.",
+    "upstream_cache_write_tokens_total": "Prompt tokens the upstream reported written to its "
+    "cache, by lifetime (Anthropic's 5-minute and 1-hour writes; OpenAI and Gemini write none).",
+    "billed_usd_total": "Dollars the upstream billed for the calls, its reported usage at the "
+    "model's own prices, by arm and call (the client's, or a restore round the proxy made).",
+    "direct_estimate_usd_total": "Dollars the same calls would have cost sent direct (the "
+    "client's whole conversation through the meter's simulated cache, at the session's token "
+    "scale), by arm; less billed_usd_total: what folding saved.",
 }
 """Every counter (``contextfold_`` prefixed) and its help text."""
+
+_ZEROS: dict[str, list[dict[str, str]]] = {
+    "requests_total": [],
+    "errors_total": [],
+    "billed_usd_total": [],
+    "direct_estimate_usd_total": [],
+    "upstream_cache_write_tokens_total": [{"ttl": "5m"}, {"ttl": "1h"}],
+}
+"""The series shown before anything is counted, for the counters with labels (the others
+show one 0)."""
 
 GAUGES: dict[str, str] = {
     "sessions_skipped": "Stored sessions that could not be read at start-up (not served).",
@@ -42,46 +63,62 @@ GAUGES: dict[str, str] = {
 
 
 class Metrics:
-    """Counters with optional labels; safe to update from any thread."""
+    """Counters with optional labels, and gauges; safe to update from any thread."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._values: Counter[tuple[str, tuple[tuple[str, str], ...]]] = Counter()
+        self._values: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+        self._registry = CollectorRegistry(auto_describe=False)
+        self._registry.register(_Collector(self))
 
-    def add(self, name: str, value: int = 1, **labels: str) -> None:
+    def add(self, name: str, value: float = 1, **labels: str) -> None:
         if name not in METRICS:
             raise KeyError(f"unknown metric {name!r}")
+        key = (name, tuple(sorted(labels.items())))
         with self._lock:
-            self._values[name, tuple(sorted(labels.items()))] += value
+            self._values[key] = self._values.get(key, 0) + value
 
-    def set(self, name: str, value: int) -> None:
+    def set(self, name: str, value: float) -> None:
         """Set a gauge."""
         if name not in GAUGES:
             raise KeyError(f"unknown gauge {name!r}")
         with self._lock:
             self._values[name, ()] = value
 
-    def get(self, name: str, **labels: str) -> int:
+    def get(self, name: str, **labels: str) -> float:
         with self._lock:
-            return self._values[name, tuple(sorted(labels.items()))]
+            return self._values.get((name, tuple(sorted(labels.items()))), 0)
+
+    def series(self, name: str) -> list[tuple[dict[str, str], float]]:
+        """Every series of ``name`` now: its labels and value (the defaults when none)."""
+        with self._lock:
+            found = sorted((k[1], v) for k, v in self._values.items() if k[0] == name)
+        if found:
+            return [(dict(labels), value) for labels, value in found]
+        return [(labels, 0) for labels in _ZEROS.get(name, [{}])]
 
     def render(self) -> str:
         """Prometheus text exposition format (version 0.0.4)."""
-        with self._lock:
-            values = dict(self._values)
-        lines: list[str] = []
-        kinds = [(n, h, "counter") for n, h in METRICS.items()]
-        for name, help_text, kind in [*kinds, *((n, h, "gauge") for n, h in GAUGES.items())]:
-            full = f"contextfold_{name}"
-            lines += [f"# HELP {full} {help_text}", f"# TYPE {full} {kind}"]
-            series = sorted((labels, v) for (n, labels), v in values.items() if n == name)
-            if not series and name not in ("requests_total", "errors_total"):
-                series = [((), 0)]
+        return generate_latest(self._registry).decode()
+
+
+class _Collector:
+    """The metrics as prometheus_client collects them."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        kinds: list[type[CounterMetricFamily] | type[GaugeMetricFamily]] = [
+            CounterMetricFamily,
+            GaugeMetricFamily,
+        ]
+        families = [(n, h, kinds[0]) for n, h in METRICS.items()]
+        families += [(n, h, kinds[1]) for n, h in GAUGES.items()]
+        for name, help_text, kind in families:
+            series = self.metrics.series(name)
+            names = sorted(series[0][0]) if series else []
+            family = kind(f"contextfold_{name}", help_text, labels=names)
             for labels, value in series:
-                text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels)
-                lines.append(f"{full}{{{text}}} {value}" if text else f"{full} {value}")
-        return "\n".join(lines) + "\n"
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+                family.add_metric([labels[n] for n in names], value)
+            yield family

@@ -16,11 +16,15 @@ from typing import Any
 
 import anyio
 
+from contextfold.core.errors import ContextFoldError
+from contextfold.core.ledger import LedgerEntry
 from contextfold.core.messages import AssistantMessage
+from contextfold.core.protocols import LedgerStore
+from contextfold.serve.bill import Ledger
 from contextfold.serve.config import ServeConfig
 from contextfold.serve.dispatch import Dispatch
-from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import ClientRequest, ClientStream, ClientWriter
+from contextfold.serve.errors import ApiError, UpstreamError
+from contextfold.serve.exchange import ClientRequest, ClientStream, ClientWriter, Reply
 from contextfold.serve.markers import Cut, Markers
 from contextfold.serve.metrics import Metrics
 from contextfold.serve.rounds import Rounds
@@ -36,7 +40,8 @@ _log = logging.getLogger(__name__)
 
 
 class Proxy:
-    """Sessions, upstream and metrics of one running proxy."""
+    """Sessions, upstream and metrics of one running proxy; each upstream call, answered or
+    failed, is entered in its ledger as it ends (:mod:`~contextfold.serve.bill`)."""
 
     def __init__(
         self,
@@ -50,6 +55,8 @@ class Proxy:
         self.markers = markers or Markers()
         """The strategy's marker lines, kept from every client (:mod:`.markers`)."""
         self.metrics = Metrics()
+        self.ledger = Ledger(self.metrics)
+        """Every upstream call as billed, beside its direct estimate (:mod:`.bill`)."""
         self.thread = SessionThread()
         self.workers = SessionWorkers()
         self.dispatch = Dispatch(self.thread, self.workers, lambda: self.manager)
@@ -65,7 +72,18 @@ class Proxy:
             for session_id, problem in self.sessions.skipped:
                 _log.warning("contextfold serve: skipped session %r: %s", session_id, problem)
             self.metrics.set("sessions_skipped", len(self.sessions.skipped))
+            self._seed_ledger(self.sessions.store)
         return self.sessions
+
+    def _seed_ledger(self, store: object) -> None:
+        """The sessions' token scales from the store's ledger (a restarted proxy's); a ledger
+        that cannot be read is logged, and the scales start afresh."""
+        if not isinstance(store, LedgerStore):
+            return
+        try:
+            self.ledger.seed(self.thread.call(store.load_ledger))
+        except ContextFoldError as exc:
+            _log.warning("contextfold serve: the store's ledger cannot be read: %s", exc)
 
     @property
     def skipped(self) -> list[tuple[str, str]]:
@@ -112,10 +130,14 @@ class Proxy:
         request, wire, where = rounds.request, self.upstream.wire, self.upstream.name
         while True:
             call = rounds.call(stream=False)
-            body, path = wire.body(call), wire.path(call)
-            data = await self.upstream.complete(body, request.headers, request.query, path=path)
-            reply = wire.reply(data, call, where)
-            await self._after_call(turn, rounds, reply.usage)
+            try:
+                body, path = wire.body(call), wire.path(call)
+                data = await self.upstream.complete(body, request.headers, request.query, path=path)
+                reply = wire.reply(data, call, where)
+            except ApiError as exc:
+                await self._call_failed(turn, rounds, exc)
+                raise
+            await self._after_call(turn, rounds, reply)
             if not await self._answer_own(turn, rounds, reply.message):
                 break
         final = rounds.final(reply.message)
@@ -124,14 +146,19 @@ class Proxy:
         await self.deliver(turn, final, request.api)
         return answer
 
-    async def open_stream(self, rounds: Rounds) -> Primed:
+    async def open_stream(self, turn: Turn, rounds: Rounds) -> Primed:
         """The next streamed upstream call, opened and its first event read (the first call
         before the client gets a status)."""
         request, wire = rounds.request, self.upstream.wire
         call = rounds.call(stream=True)
-        body, path = wire.body(call), wire.path(call)
-        stream = await self.upstream.stream(body, request.headers, request.query, path=path)
-        return await Primed.open(stream, wire.reader(call, self.upstream.name), self.upstream.name)
+        try:
+            body, path = wire.body(call), wire.path(call)
+            stream = await self.upstream.stream(body, request.headers, request.query, path=path)
+            reader = wire.reader(call, self.upstream.name)
+            return await Primed.open(stream, reader, self.upstream.name)
+        except ApiError as exc:
+            await self._call_failed(turn, rounds, exc)
+            raise
 
     async def stream(
         self, turn: Turn, rounds: Rounds, out: ClientStream, first: Primed
@@ -151,17 +178,20 @@ class Proxy:
                     async for delta in stream:
                         for event in shown.delta(delta):
                             yield event
+                    assert stream.reader is not None
+                    reply = stream.reader.reply()
+                except ApiError as exc:  # the call failed midway: in the ledger, then sent
+                    await self._call_failed(turn, rounds, exc)
+                    raise
                 finally:
                     with anyio.CancelScope(shield=True):  # also when the client hung up
                         await stream.aclose()
-                assert stream.reader is not None
-                reply = stream.reader.reply()
-                await self._after_call(turn, rounds, reply.usage)
+                await self._after_call(turn, rounds, reply)
                 if not await self._answer_own(turn, rounds, reply.message):
                     break
                 for event in shown.round_end(rounds.texts[-1]):
                     yield event
-                stream = await self.open_stream(rounds)
+                stream = await self.open_stream(turn, rounds)
             final = rounds.final(reply.message)
             stop = rounds.finish_reason(final.message, reply.stop)
             events = shown.end(final.message, reply.message.tool_calls, stop, rounds.usage)
@@ -202,7 +232,10 @@ class Proxy:
         self.dispatch.discard(turn)
 
     def failed(self, exc: ApiError) -> None:
+        """Count an error answered; log one that is the upstream's or the proxy's (a 5xx)."""
         self.metrics.add("errors_total", kind=exc.kind)
+        if exc.status >= 500 or isinstance(exc, UpstreamError):
+            _log.warning("contextfold serve: answered %d: %s", exc.status, exc.message)
         if exc.code == POOL_EXHAUSTED:
             self.metrics.add("upstream_pool_timeouts_total")
 
@@ -215,13 +248,40 @@ class Proxy:
 
     # -- between upstream calls
 
-    async def _after_call(self, turn: Turn, rounds: Rounds, usage: dict[str, int]) -> None:
+    async def _after_call(self, turn: Turn, rounds: Rounds, reply: Reply) -> None:
+        usage, counter = reply.usage, self.manager.counter
+        assert rounds.sent is not None
+        stop = reply.stop.kind if reply.stop is not None else None  # in no API's words
+        entry = self.ledger.entry(
+            turn, rounds.sent, counter, round_idx=rounds.done, usage=usage, stop=stop
+        )
         rounds.add_usage(usage)
         self.metrics.add("upstream_calls_total")
         self.metrics.add("upstream_prompt_tokens_total", usage["prompt_tokens"])
         self.metrics.add("upstream_cached_tokens_total", usage["cached_tokens"])
         self.metrics.add("upstream_completion_tokens_total", usage["completion_tokens"])
         self.manager.record_call(turn, rounds.sent_messages(), usage)
+        await self._enter(entry)
+
+    async def _call_failed(self, turn: Turn, rounds: Rounds, exc: ApiError) -> None:
+        """An upstream call failed: entered in the ledger with its error's kind."""
+        if rounds.sent is not None:
+            counter = self.manager.counter
+            kind = exc.kind
+            entry = self.ledger.entry(turn, rounds.sent, counter, round_idx=rounds.done, error=kind)
+            await self._enter(entry)
+
+    async def _enter(self, entry: LedgerEntry) -> None:
+        """Count ``entry`` in ``/metrics`` and write it to the store (on the session thread).
+        A write that fails is logged; the request goes on."""
+        self.ledger.count(entry)
+        store = self.manager.store
+        if not isinstance(store, LedgerStore):
+            return
+        try:
+            await self.thread.run(lambda: store.record_ledger(entry))
+        except ContextFoldError as exc:
+            _log.warning("contextfold serve: a ledger entry was not written: %s", exc)
 
     async def _answer_own(self, turn: Turn, rounds: Rounds, message: AssistantMessage) -> bool:
         """Answer the strategy's own tool calls in ``message``; False when there are none

@@ -18,6 +18,7 @@ from contextfold.serve.exchange import HeaderFamily
 
 __all__ = [
     "HINT_HEADERS",
+    "TOKEN_WAYS",
     "check_token",
     "family_of",
     "has_token",
@@ -122,13 +123,17 @@ def has_token(headers: Mapping[str, str], token: str | None) -> bool:
     return any(g and hmac.compare_digest(g.encode(), token.encode()) for g in given)
 
 
-def check_token(headers: Mapping[str, str], token: str | None) -> None:
-    """Raise a 401 unless the request carries ``token`` (see :func:`has_token`)."""
+TOKEN_WAYS = "'Authorization: Bearer TOKEN' or 'X-Contextfold-Token: TOKEN'"
+"""How a client sends the proxy token (an API may take it in more ways: Gemini's key)."""
+
+
+def check_token(headers: Mapping[str, str], token: str | None, ways: str = TOKEN_WAYS) -> None:
+    """Raise a 401 unless the request carries ``token`` (see :func:`has_token`); its message
+    says the ``ways`` the client may send it."""
     if not has_token(headers, token):
         raise ApiError(
             401,
-            "missing or wrong proxy token: send 'Authorization: Bearer TOKEN' or "
-            "'X-Contextfold-Token: TOKEN' with the token contextfold serve was given",
+            f"missing or wrong proxy token: send {ways} with the token contextfold serve was given",
             code="invalid_api_key",
         )
 

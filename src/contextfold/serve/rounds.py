@@ -12,7 +12,7 @@ from typing import Any
 
 from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from contextfold.core.view import Provenance
-from contextfold.serve.exchange import Call, ClientRequest, add_usage
+from contextfold.serve.exchange import Call, ClientRequest, Stop, add_usage
 from contextfold.serve.markers import Cut, Markers, joined
 from contextfold.serve.sessions import Turn
 
@@ -66,6 +66,8 @@ class Rounds:
     """Each earlier round's marker lines (cut from its text)."""
     usage: dict[str, int] = field(default_factory=dict)
     markers: Markers = field(default_factory=Markers)
+    sent: Call | None = None
+    """The latest call (:meth:`call`), for the ledger."""
 
     @classmethod
     def start(
@@ -91,7 +93,7 @@ class Rounds:
         earlier calls of them written out, :meth:`spelled_out`)."""
         own = [] if self.last else self.own
         messages = self.spelled_out() if self.last else list(self.messages)
-        return Call(
+        self.sent = Call(
             self.request,
             messages,
             own,
@@ -100,6 +102,7 @@ class Rounds:
             self.provenance,
             cached_through=self.cached_through,
         )
+        return self.sent
 
     def spelled_out(self) -> list[Message]:
         """The messages with the rounds' calls of the strategy's tools taken out of their
@@ -168,11 +171,12 @@ class Rounds:
             return ""
         return _NO_ANSWER.format(names=", ".join(names), rounds=self.done)
 
-    def finish_reason(self, final: AssistantMessage, given: str | None) -> str:
-        """The client's finish reason: ``tool_calls`` only when it gets some."""
-        if final.tool_calls:
-            return "tool_calls"
-        return given if given not in (None, "tool_calls") else "stop"
+    def finish_reason(self, final: AssistantMessage, given: Stop | None) -> Stop:
+        """The client's finish reason: ``tool_calls`` only when it gets some (the upstream's
+        own, with its word, while that holds)."""
+        if given is not None and (given.kind == "tool_calls") == bool(final.tool_calls):
+            return given
+        return Stop("tool_calls" if final.tool_calls else "stop")
 
     def _client_calls(self, message: AssistantMessage) -> tuple[ToolCall, ...]:
         return tuple(c for c in message.tool_calls if c.name not in self.hidden)

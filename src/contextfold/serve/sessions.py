@@ -21,6 +21,7 @@ from contextfold.core.protocols import (
     Strategy,
 )
 from contextfold.core.tokens import TokenCounter
+from contextfold.serve.arms import Arms, arm_of, unit_of
 from contextfold.serve.conversation import Conversation
 from contextfold.serve.errors import ApiError
 from contextfold.serve.index import SessionIndex
@@ -95,8 +96,11 @@ class SessionManager(SessionIndex):
         budget: int | None = None,
         ends: IdleEnds | None = None,
         markers: Markers | None = None,
+        arms: Arms | None = None,
     ) -> None:
-        super().__init__(store, make_strategy, counter, budget=budget, ends=ends, markers=markers)
+        super().__init__(
+            store, make_strategy, counter, budget=budget, ends=ends, markers=markers, arms=arms
+        )
         self._growing: dict[str, Branch] = {}
         """Sessions with requests in flight, by the hash of the conversation they send."""
 
@@ -227,11 +231,14 @@ class SessionManager(SessionIndex):
         session, growth = turn.session, turn.growth
         self._reserved.discard(session.id)
         parent = None if growth.created else self._reopen(session.id, session.family)
+        own = session.history.meta
         meta = (  # a new session keeps its own meta (it may be a branch already)
-            dict(session.history.meta)
+            dict(own)
             if parent is None
             else branch_meta(session.family, parent.id, shared_steps(session.chain, parent.chain))
         )
+        served = {"arm": arm_of(own), "unit": unit_of(own, session.id)}  # as it was served
+        meta["serve"] = {**meta["serve"], **served}
         writes, name = (turn.sent, turn.reply), lambda: self._new_id(session.family)
         new_id = write_branch(self.store, session.history, meta, writes, name)
         if not growth.written:  # the members still in flight write their calls there
@@ -251,7 +258,7 @@ class SessionManager(SessionIndex):
         """The session as stored, from memory: steps a failed request left unwritten are
         dropped (the request about to extend it does not hold them). Under its lock."""
         try:
-            rebuild(session, self.make_strategy, self.counter)
+            rebuild(session, self.arms.factory(session.history.meta), self.counter)
         except BaseException:  # the strategy failed on its own steps: read it back instead
             session.stale = True
             raise

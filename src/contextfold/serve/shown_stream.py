@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from contextfold.core.messages import AssistantMessage, ToolCall
-from contextfold.serve.exchange import ClientStream, Delta
+from contextfold.serve.exchange import ClientStream, Delta, Stop
 from contextfold.serve.markers import ROUNDS_APART, MarkerFilter, Markers
 
 __all__ = ["ShownStream"]
@@ -74,7 +74,7 @@ class ShownStream:
         return events
 
     def end(
-        self, final: AssistantMessage, made: Sequence[ToolCall], stop: str, usage: dict[str, int]
+        self, final: AssistantMessage, made: Sequence[ToolCall], stop: Stop, usage: dict[str, int]
     ) -> list[bytes]:
         """The last round's end: the rest of ``final`` (what the client gets; ``made`` are the
         calls of the round's reply, in order), then the API's closing events."""

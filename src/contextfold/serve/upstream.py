@@ -73,6 +73,10 @@ class Upstream(Protocol):
 
     async def models(self, headers: Mapping[str, str]) -> dict[str, Any]: ...
 
+    async def probe(self) -> str | None:
+        """None when it can be reached (``/health?upstream=1``), else why not."""
+        ...
+
     def pool(self) -> Pool:
         """Its connections now (for ``/metrics``)."""
         ...
@@ -142,6 +146,16 @@ class HttpUpstream:
     async def models(self, headers: Mapping[str, str]) -> dict[str, Any]:
         request = self._client.build_request("GET", "/models", headers=self._headers(headers))
         return _json_object(await self._send(request, stream=False), self.name)
+
+    async def probe(self) -> str | None:
+        """Any HTTP answer to ``GET /models`` (a 401 or a 404 too) says the server is there."""
+        try:
+            await self._client.get("/models", headers=self._headers({}), timeout=5.0)
+        except httpx.HTTPError as exc:
+            return f"upstream {self.name} unreachable: " + self._scrub(
+                f"{type(exc).__name__}: {exc}"
+            )
+        return None
 
     async def post(
         self, path: str, body: dict[str, Any], headers: Mapping[str, str], query: str = ""

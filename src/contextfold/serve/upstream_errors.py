@@ -34,6 +34,7 @@ def answered_error(
         api=api,
         error_type=_name(error.get("type", error.get("status"))),  # Google's: its status
         headers=response.headers,
+        details=error.get("details"),
     )
 
 
@@ -49,7 +50,8 @@ def streamed_error(chunk: dict[str, Any], where: str, api: str) -> UpstreamError
     if isinstance(number, int) and 400 <= number < 600:  # Google's: an HTTP status, named
         kind, status = _name(error.get("status")), number
     message = f"upstream {where}: {_message(chunk)}"
-    return UpstreamError(status, message, code=code, api=api, error_type=kind)
+    details = error.get("details")
+    return UpstreamError(status, message, code=code, api=api, error_type=kind, details=details)
 
 
 def _error_of(data: Any) -> dict[str, Any]:

@@ -28,9 +28,10 @@ __all__ = [
     "with_part",
 ]
 
-PARTS = ("text", "calls")
+PARTS = ("text", "calls", "thinking")
 """What ``part`` may name: ``"text"``, the agent's own text of the step; ``"calls"``, its
-tool calls, one ``name(arguments)`` a line."""
+tool calls, one ``name(arguments)`` a line; ``"thinking"``, its reasoning and what its
+provider parts (thinking blocks) hold."""
 
 RESTORE_TOOL: dict[str, Any] = {
     "type": "function",
@@ -63,8 +64,9 @@ RESTORE_LINES_TOOL: dict[str, Any] = {
 def with_part(tool: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of the restore tool's schema ``tool`` with the ``part`` option: ``"text"``
     brings back the agent's own text of the step instead of its outputs, ``"calls"`` its
-    calls. The description stays as it is (the schema is in every prompt): the notes and
-    lines that stand for a text or calls name the option where it is needed."""
+    calls, ``"thinking"`` its thinking. The description stays as it is (the schema is in
+    every prompt): the notes and lines that stand for a text or calls name the option where
+    it is needed."""
     out = copy.deepcopy(dict(tool))
     out["function"]["parameters"]["properties"]["part"] = {"type": "string", "enum": list(PARTS)}
     return out
@@ -76,7 +78,7 @@ def restore_text(arguments: Mapping[str, Any], history: History) -> tuple[str, i
     A step with one tool output gives that output exactly; several are each headed with
     their tool name; a step without outputs gives its message text, and so does any step with
     ``part="text"`` (the agent's own text of an agent step); ``part="calls"`` gives its calls,
-    one ``name(arguments)`` a line. With ``lines="a-b"`` (or
+    one ``name(arguments)`` a line; ``part="thinking"`` its thinking. With ``lines="a-b"`` (or
     ``"a"``), only those lines of it, under a line naming them.
     """
     part = arguments.get("part")
@@ -85,6 +87,8 @@ def restore_text(arguments: Mapping[str, Any], history: History) -> tuple[str, i
     text, step = _step_text(arguments, history, text=part is not None)
     if part == "calls" and step is not None:
         text = _calls_text(history, step)
+    elif part == "thinking" and step is not None:
+        text = _thinking_text(history, step)
     lines = arguments.get("lines")
     if step is None or lines is None:
         return text, step
@@ -136,6 +140,15 @@ def _calls_text(history: History, step: int) -> str:
     message = history[step].message
     calls = message.tool_calls if isinstance(message, AssistantMessage) else ()
     return "\n".join(f"{c.name}({c.arguments})" for c in calls)
+
+
+def _thinking_text(history: History, step: int) -> str:
+    """The reasoning of ``step`` and the text of its provider parts (a thinking block's)."""
+    message = history[step].message
+    if not isinstance(message, AssistantMessage):
+        return ""
+    texts = [message.reasoning or "", *(p.text for p in message.parts)]
+    return "\n".join(t for t in texts if t)
 
 
 def not_offered(strategy: str, name: str) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections import Counter
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
@@ -180,19 +179,29 @@ class RunningProxy:
         return None
 
 
-Counts = Counter[str]
-"""Each counter of ``/metrics`` summed over its labels, by name without ``contextfold_``."""
+Counts = dict[str, float]
+"""Each counter of ``/metrics`` summed over its labels, by name without ``contextfold_``
+(counts of tokens and calls, and dollars)."""
 
 
 def parse_metrics(text: str) -> Counts:
     """The counters of a Prometheus text page (:data:`Counts`)."""
-    counts: Counts = Counter()
+    counts: Counts = {}
     for line in text.splitlines():
         if not line.startswith("contextfold_"):
             continue
         name, _, value = line.rpartition(" ")
-        counts[name.split("{", 1)[0].removeprefix("contextfold_")] += int(float(value))
+        key = name.split("{", 1)[0].removeprefix("contextfold_")
+        counts[key] = counts.get(key, 0.0) + float(value)
     return counts
+
+
+def _dollars(got: Counts) -> str:
+    """What the run was billed, beside the direct estimate (empty when nothing was billed)."""
+    billed, direct = got.get("billed_usd_total", 0), got.get("direct_estimate_usd_total", 0)
+    if not billed:
+        return ""
+    return f"; billed ${billed:,.2f}, about ${direct:,.2f} direct"
 
 
 class _Log:
@@ -255,7 +264,7 @@ def summary(before: Counts, after: Counts, *, sessions: str, log: str | None) ->
     proxy's counters before and after the run."""
     if not after:
         return f"contextfold wrap: sessions in {sessions}; tokens spared unknown (no /metrics)"
-    got = {k: after[k] - before[k] for k in after}
+    got = {k: after[k] - before.get(k, 0.0) for k in after}
     requests, received = got.get("requests_total", 0), got.get("prompt_tokens_received_total", 0)
     spared = got.get("tokens_saved_total", 0)
     if requests == 0:
@@ -263,8 +272,8 @@ def summary(before: Counts, after: Counts, *, sessions: str, log: str | None) ->
     else:
         share = f" ({spared / received:.0%})" if received else ""
         told = (
-            f"{requests} requests: the upstream was spared {spared:,} of {received:,} "
-            f"prompt tokens{share}"
+            f"{requests:,.0f} requests: the upstream was spared {spared:,.0f} of "
+            f"{received:,.0f} prompt tokens{share}{_dollars(got)}"
         )
     logged = f"; the proxy logged warnings to {log}" if log else ""
     return f"contextfold wrap: sessions in {sessions}; {told}{logged}"

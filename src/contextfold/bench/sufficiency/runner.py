@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -376,14 +376,16 @@ def run_matrix(
                 on_task(task_id)
         return results
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        jobs = [
-            pool.submit(run_task, domain, t, list(settings), folder, frozen, metering)
+        jobs = {
+            pool.submit(run_task, domain, t, list(settings), folder, frozen, metering): t
             for t in task_ids
-        ]
-        for task_id, job in zip(task_ids, jobs, strict=True):
-            results += job.result()
+        }
+        for job in as_completed(jobs):  # progress as tasks end, not in order
+            job.result()
             if on_task is not None:
-                on_task(task_id)
+                on_task(jobs[job])
+        for job in jobs:
+            results += job.result()
     return results
 
 

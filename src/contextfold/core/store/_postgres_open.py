@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from contextfold.core.errors import StoreError
+from contextfold.core.store._ledger import ledger_schema
 
 if TYPE_CHECKING:
     import psycopg
 
-POSTGRES_SCHEMA_VERSION = 2
+POSTGRES_SCHEMA_VERSION = 3
 """Version of the PostgreSQL schema, kept in the ``contextfold_schema`` table."""
 
 _LOCK_KEY = 0x43464C44  # pg_advisory_xact_lock key: replicas starting together create it once
@@ -55,10 +56,13 @@ CREATE TABLE replies (
     message    TEXT NOT NULL,
     created_at TEXT NOT NULL,
     PRIMARY KEY (session_id, reply_idx)
-)
-"""
+);
+""" + ledger_schema("postgres")
 
-_UPGRADES = {1: _SCHEMA[_SCHEMA.index("CREATE TABLE replies") :]}
+_UPGRADES = {
+    1: _SCHEMA[_SCHEMA.index("CREATE TABLE replies") : _SCHEMA.index("CREATE TABLE ledger")],
+    2: _SCHEMA[_SCHEMA.index("CREATE TABLE ledger") :],  # serve's ledger of upstream calls
+}
 """From an older version: the statements that bring it one version up (tables only added)."""
 
 URL_SCHEMES = ("postgresql://", "postgres://")
@@ -127,12 +131,12 @@ def _ensure_schema(conn: psycopg.Connection[Any], name: str) -> None:
             )
         }
         if "contextfold_schema" not in tables:
-            if tables & {"sessions", "steps", "calls", "folds", "replies"}:
+            if tables & {"sessions", "steps", "calls", "folds", "replies", "ledger"}:
                 raise StoreError(
                     f"cannot open store {name}: the database has tables named like a "
                     "contextfold store's but is not one; give an empty database"
                 )
-            for statement in _SCHEMA.split(";"):
+            for statement in filter(str.strip, _SCHEMA.split(";")):
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO contextfold_schema (version) VALUES (%s)", (POSTGRES_SCHEMA_VERSION,)
@@ -141,7 +145,7 @@ def _ensure_schema(conn: psycopg.Connection[Any], name: str) -> None:
         row = conn.execute("SELECT max(version) FROM contextfold_schema").fetchone()
         version = row[0] if row else None
         while version in _UPGRADES:
-            for statement in _UPGRADES[version].split(";"):
+            for statement in filter(str.strip, _UPGRADES[version].split(";")):
                 conn.execute(statement)
             version += 1
             conn.execute("INSERT INTO contextfold_schema (version) VALUES (%s)", (version,))

@@ -8,8 +8,9 @@ from contextlib import suppress
 from pathlib import Path
 
 from contextfold.core.errors import StoreError
+from contextfold.core.store._ledger import ledger_schema
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the SQLite schema, kept in ``PRAGMA user_version``."""
 
 APPLICATION_ID = 0x43464C44
@@ -55,12 +56,13 @@ CREATE TABLE replies (
     created_at TEXT NOT NULL,
     PRIMARY KEY (session_id, reply_idx)
 );
-"""
+""" + ledger_schema("sqlite")
 
 _UPGRADES = {
     # tables are only added; nothing stored changes
     1: _SCHEMA[_SCHEMA.index("CREATE TABLE folds") : _SCHEMA.index("CREATE TABLE replies")],
-    2: _SCHEMA[_SCHEMA.index("CREATE TABLE replies") :],  # the replies kept
+    2: _SCHEMA[_SCHEMA.index("CREATE TABLE replies") : _SCHEMA.index("CREATE TABLE ledger")],
+    3: _SCHEMA[_SCHEMA.index("CREATE TABLE ledger") :],  # serve's ledger of upstream calls
 }
 
 

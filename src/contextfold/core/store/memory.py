@@ -10,6 +10,7 @@ from typing import Any
 from contextfold.core.errors import StoreConflictError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
+from contextfold.core.ledger import LedgerEntry
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, from_openai
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._common import (
@@ -25,6 +26,7 @@ from contextfold.core.store._common import (
     now,
     reply_row,
 )
+from contextfold.core.store._ledger import stamped
 
 __all__ = ["MemoryStore"]
 
@@ -49,6 +51,7 @@ class MemoryStore(Closing):
 
     def __init__(self) -> None:
         self._sessions: dict[str, _MemorySession] = {}
+        self._ledger: list[LedgerEntry] = []
 
     def create_session(
         self,
@@ -125,6 +128,14 @@ class MemoryStore(Closing):
         """The replies kept for the session's first ``step`` steps, the latest first."""
         rows = [row for at, row in reversed(self._get(session_id).replies) if at == step]
         return [_reply(row) for row in rows]
+
+    def record_ledger(self, entry: LedgerEntry) -> None:
+        """Keep one upstream call's entry."""
+        self._ledger.append(stamped(entry))
+
+    def load_ledger(self) -> list[LedgerEntry]:
+        """Every entry, in the order the calls were made."""
+        return list(self._ledger)
 
     def _get(self, session_id: str) -> _MemorySession:
         session = self._sessions.get(session_id)

@@ -11,6 +11,7 @@ from typing import Any
 from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
+from contextfold.core.ledger import LedgerEntry
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._codec import Decoder
@@ -27,6 +28,7 @@ from contextfold.core.store._common import (
     session_row,
     step_row,
 )
+from contextfold.core.store._ledger import LEDGER_INSERT, LEDGER_SELECT, decode_ledger, stamped
 from contextfold.core.store._postgres_open import connect, display_url, import_psycopg
 
 __all__ = ["PostgresStore"]
@@ -202,6 +204,19 @@ class PostgresStore(Connected):
             ).fetchall()
         decoder = Decoder(self.name)
         return [decoder.decode_reply(m, f"session {session_id!r}, reply {i}") for i, m in rows]
+
+    # -- the ledger (contextfold serve's bill)
+
+    def record_ledger(self, entry: LedgerEntry) -> None:
+        """Keep one upstream call's entry (one transaction; replicas write theirs beside)."""
+        with self._transaction("record a ledger entry") as db:
+            db.execute(LEDGER_INSERT["postgres"], stamped(entry).row())
+
+    def load_ledger(self) -> list[LedgerEntry]:
+        """Every entry, in the order they were written."""
+        with self._snapshot("load the ledger") as db:
+            rows = db.execute(LEDGER_SELECT).fetchall()
+        return decode_ledger(rows, self.name)
 
     # -- connection and transactions
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from contextfold.core.errors import StoreConflictError, StoreError
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import Step
+from contextfold.core.ledger import LedgerEntry
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store._codec import Decoder
@@ -27,6 +28,7 @@ from contextfold.core.store._common import (
     session_row,
     step_row,
 )
+from contextfold.core.store._ledger import LEDGER_INSERT, LEDGER_SELECT, decode_ledger, stamped
 from contextfold.core.store._sqlite_open import check_openable, connect, rollback
 
 __all__ = ["SQLiteStore"]
@@ -58,10 +60,13 @@ class SQLiteStore(Connected):
         folds(session_id, fold_idx, record JSON, created_at, PK(session_id, fold_idx))
         replies(session_id, reply_idx, step_idx, message JSON, created_at,
                 PK(session_id, reply_idx))
+        ledger(entry_idx PK, session_id, unit, arm, step, round_idx, model, api, the billed
+               and the direct usage and dollars, sent_tokens, direct_tokens, stop, error,
+               created_at)
 
     An older file is upgraded in place when opened: version 1 (before fold logs) gains the
-    ``folds`` table, version 2 (before kept replies) the ``replies`` table; nothing stored
-    changes.
+    ``folds`` table, version 2 (before kept replies) the ``replies`` table, version 3
+    (before serve's ledger) the ``ledger`` table; nothing stored changes.
     """
 
     def __init__(
@@ -215,6 +220,19 @@ class SQLiteStore(Connected):
             ).fetchall()
         decoder = Decoder(self.path)
         return [decoder.decode_reply(m, f"session {session_id!r}, reply {i}") for i, m in rows]
+
+    # -- the ledger (contextfold serve's bill)
+
+    def record_ledger(self, entry: LedgerEntry) -> None:
+        """Keep one upstream call's entry (one transaction)."""
+        with self._transaction("record a ledger entry") as conn:
+            conn.execute(LEDGER_INSERT["sqlite"], stamped(entry).row())
+
+    def load_ledger(self) -> list[LedgerEntry]:
+        """Every entry, in the order the calls were made."""
+        with self._reading("load the ledger") as conn:
+            rows = conn.execute(LEDGER_SELECT).fetchall()
+        return decode_ledger(rows, str(self.path))
 
     def verify(self) -> None:
         """Raise :class:`StoreError` when SQLite finds the file damaged (``PRAGMA

@@ -51,6 +51,10 @@ class ApiSpec:
     listed: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     """What its clients read in ``GET /v1/models`` beside the upstream's list, made from it
     (Gemini's ``models``: its SDK lists there); the upstream's own fields win."""
+    as_openai: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """An upstream of this API's model list as OpenAI's (``{"object": "list", "data":
+    [{"id"}]}``), which the other APIs' clients read in ``GET /v1/models`` and :attr:`listed`
+    is made from (None: its list is OpenAI's shape already)."""
     serves_all: bool = False
     """Whether its wire takes a request of every API (by way of the request's
     ``chat_options`` and ``chat_tool``), as Chat Completions' does."""

@@ -1,11 +1,10 @@
-"""When refold's boundary advances: the rent rule, kept apart from rendering.
+"""What a change of refold's settled prefix costs and saves, and the rent that weighs it.
 
-Settling more steps (an advance) or applying pending changes to steps already settled rewrites
-the cached prompt from the first changed token on. Either is made only when the reads it saves
-over the calls still expected outweigh that write and the restores it may cost, under the price
-table (:class:`~.cost.CostRule`); :func:`advance` and :func:`pending` give the figures weighed,
-:class:`Rent` weighs them. A note (:mod:`.policy`) carries no restore risk, nor makes the first
-advance on its own.
+Settling more steps (an advance) or applying pending changes to settled steps rewrites the cached
+prompt from the first changed token on: made only when the reads saved over the calls expected
+outweigh that write and the restores risked (:class:`~.cost.CostRule`). :func:`advance` and
+:func:`pending` give the figures, :class:`Rent` weighs them. What the agent wrote itself
+(:mod:`.own`) risks no restore; a note never makes the first advance on its own.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 
 from contextfold.core.view import Elision
 from contextfold.strategies.refold.cost import NEVER, CostRule
+from contextfold.strategies.refold.own import OWN
 from contextfold.strategies.refold.policy import NOTE
 from contextfold.strategies.refold.reach import Reach
 from contextfold.strategies.refold.settled import Settled
@@ -31,7 +31,8 @@ class Change:
     prompt: int
     """Tokens of the prompt after the change (what a restore call reads)."""
     pieces: list[int]
-    """Tokens of each output the change removes (a note carries no restore risk: :data:`NOTE`)."""
+    """Tokens of each output the change removes (what the agent wrote carries no restore risk:
+    :data:`~.own.OWN`)."""
 
 
 def advance(
@@ -63,8 +64,8 @@ def pending(full: Settled, cheap: Settled, tail: int) -> Change:
 
 
 def _risked(elisions: Sequence[Elision]) -> list[int]:
-    """The tokens of each removal a restore may have to bring back (notes aside)."""
-    return [e.tokens for e in elisions if e.reason != NOTE]
+    """The tokens of each removal a restore may have to bring back (the agent's own aside)."""
+    return [e.tokens for e in elisions if e.reason not in OWN]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,8 @@ class Rent:
 
     rule: CostRule
     reach: Reach
+    unseen: int = 0
+    """Tokens every prompt holds that the view does not show (a restore call reads them)."""
 
     def smallest_masked(self, prompt: int, maskable: int, *, system_led: bool = False) -> int:
         """The fewest tokens an output must have for masking it to pay for its own restore
@@ -95,7 +98,7 @@ class Rent:
             rewritten=change.rewritten,
             saving=change.saving,
             calls=calls,
-            prompt=change.prompt,
+            prompt=change.prompt + self.unseen,
             reach=self.reach.hazard(maskable, n) * n,
             restored=change.saving,
             pieces=change.pieces,

@@ -36,11 +36,24 @@ class RefoldConfig(StrategyConfig):
     supersede: bool = Field(True, description="Outputs of a call run again later become stubs.")
     keep_text: bool = Field(
         False,
-        description="Keep the agent's own text whole; false: in the settled prefix each "
+        description="Keep the agent's own text whole; false: before the boundary each "
         "agent step's text becomes a one-line note (its PROGRESS text, else its first line) "
         "with its calls kept, restorable with restore(step=N, part='text').",
     )
-    mask: bool = Field(True, description="Settled outputs become restorable stubs.")
+    keep_thinking: bool = Field(
+        False,
+        description="Keep the agent's thinking (reasoning, thinking blocks) in steps before "
+        "the boundary; false: it is left out of them, restorable with "
+        "restore(step=N, part='thinking').",
+    )
+    inputs: int = Field(
+        400,
+        ge=0,
+        description="In the calls of a step before the boundary (a shell's aside), an argument "
+        "longer than this many characters (a file body written, an edit's strings, a to-do "
+        "list) is left out, restorable with restore(step=N, part='calls'). 0: never.",
+    )
+    mask: bool = Field(True, description="Outputs before the boundary become restorable stubs.")
     dedup: bool = Field(True, description="An output repeating an earlier one becomes a stub.")
     spans: bool = Field(True, description="Runs of lines repeating earlier output become stubs.")
     min_run: int = Field(8, ge=2, description="Shortest run of repeated lines to dedup.")

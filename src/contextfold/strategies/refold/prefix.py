@@ -9,33 +9,27 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from contextfold.core.history import History, Step
-from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
+from contextfold.core.messages import AssistantMessage, SystemMessage, ToolMessage
 from contextfold.core.view import Elision, Provenance, RestorePath, View, ViewBuilder
+from contextfold.strategies.refold.entries import Entry
 from contextfold.strategies.refold.markers import parse_markers
-from contextfold.strategies.refold.policy import NOTE, fold_summary, settled_text, text_path
+from contextfold.strategies.refold.own import settle_agent
+from contextfold.strategies.refold.policy import fold_summary
+from contextfold.strategies.refold.repeats import Repeats, repeat_stub
 from contextfold.strategies.refold.spans import SeenOutputs
 from contextfold.strategies.supersede import resource_key, superseded_stub
 
-if TYPE_CHECKING:
-    from contextfold.strategies.refold.repeats import Repeats
-
 __all__ = [
-    "Entry",
     "Operators",
     "PrefixRenderer",
     "SessionState",
     "groups_of",
     "label",
     "labelled",
-    "repeat_stub",
     "restores_only",
 ]
-
-Entry = tuple[Message, int, Provenance]
-"""One view message with its token count and provenance."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +42,11 @@ class Operators:
     min_run: int = 8
     notes: bool = False
     """The agent's own text of a settled step becomes a note (:mod:`.policy`)."""
+    thinking: bool = False
+    """A settled step's thinking is left out (:mod:`.own`)."""
+    inputs: int = 0
+    """A settled step's call arguments longer than this many characters are left out
+    (:mod:`.own`; 0: none)."""
 
 
 @dataclass(slots=True)
@@ -116,7 +115,8 @@ class PrefixRenderer:
 
     Per step, in order: a user step stays verbatim; an agent step marked stale becomes a one-line
     note carrying its PROGRESS text (fold); otherwise its text becomes a note with its calls kept
-    (notes; :mod:`.policy`), and each tool output is replaced by a stub when
+    (notes; :mod:`.policy`), its thinking and long inputs left out (:mod:`.own`), and each tool
+    output is replaced by a stub when
     masking is on (mask; not an output the agent came back to, see :mod:`.reach`), when a later
     step re-ran the same call (supersede), or when an earlier output already shows the same text
     (dedup), and else shortened where runs of lines repeat an earlier output (span dedup).
@@ -195,19 +195,28 @@ class PrefixRenderer:
         out.elide(Elision((step,), reason, tokens - kept, _restore(step)))
 
     def _agent(self, step: int, entry: Entry, out: ViewBuilder) -> None:
-        """The agent's message: its text a note when the policy says so (notes), its calls
-        as they are; a step that only restores keeps its message (nothing to say there)."""
+        """The agent's message: without its thinking and long inputs, its text a note, as
+        the operators say (:mod:`.own`); a step that only restores keeps its message (nothing
+        to say there)."""
         msg, tokens, prov = entry
         assert isinstance(msg, AssistantMessage)
-        noted = None
-        if self.ops.notes and not restores_only(msg):
-            progress = self.state.progress.get(step)
-            noted = settled_text(step, msg, tokens, progress=progress, count=self.history.count)
-        if noted is None:
+        ops = self.ops
+        if restores_only(msg):
             out.add(msg, tokens, prov)
             return
-        out.add(noted[0], noted[1], Provenance(prov.steps, "transformed"))
-        out.elide(Elision((step,), NOTE, tokens - noted[1], text_path(step)))
+        shown, kept, elisions = settle_agent(
+            step,
+            msg,
+            tokens,
+            thinking=ops.thinking,
+            inputs=ops.inputs,
+            notes=ops.notes,
+            progress=self.state.progress.get(step),
+            count=self.history.count,
+        )
+        out.add(shown, kept, Provenance(prov.steps, "transformed") if elisions else prov)
+        for elision in elisions:
+            out.elide(elision)
 
     def _stub(self, step: int, msg: ToolMessage, tokens: int) -> tuple[ToolMessage | None, str]:
         state, ops = self.state, self.ops
@@ -240,11 +249,6 @@ class PrefixRenderer:
         """The output as the history holds it (``rendered`` may be a cut rendering of it)."""
         results = self.history[step].results
         return next((r for r in results if r.tool_call_id == rendered.tool_call_id), rendered)
-
-
-def repeat_stub(step: int, source: int, original: ToolMessage) -> ToolMessage:
-    """The stub of an output of ``step`` that repeats the one of ``source`` (:mod:`.repeats`)."""
-    return _stub(original, f"[step {step}] same output as step {source}; {_restore(step)} shows it")
 
 
 def _stub(original: ToolMessage, text: str) -> ToolMessage:

@@ -5,7 +5,7 @@ not depend on where the boundary is, so it is made once and kept. A step is rend
 something later changes it (a call that re-runs its call, a STALE marker, a reach-back that makes
 refold keep it, an upstream view that differs), or when a step it pointed at is no longer shown
 in full. The steps whose rendering changed since they were settled are the pending changes the
-strategy weighs apart (they rewrite more of the cached prompt).
+boundary (:mod:`.boundary`) weighs apart (they rewrite more of the cached prompt).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 
 from contextfold.core.messages import ToolMessage
 from contextfold.core.view import ViewBuilder
-from contextfold.strategies.refold.prefix import Entry, PrefixRenderer
-from contextfold.strategies.refold.tail import Entries
+from contextfold.strategies.refold.entries import Entries, Entry
+from contextfold.strategies.refold.prefix import PrefixRenderer
 
 __all__ = ["Renderings"]
 

@@ -14,9 +14,16 @@ from typing import NamedTuple
 from contextfold.core.history import History, Step
 from contextfold.core.messages import ToolMessage
 from contextfold.core.view import Elision, Provenance, RestorePath
-from contextfold.strategies.refold.prefix import Entry, repeat_stub
+from contextfold.strategies.refold.entries import Entry
 
-__all__ = ["Repeats"]
+__all__ = ["Repeats", "repeat_stub"]
+
+
+def repeat_stub(step: int, source: int, original: ToolMessage) -> ToolMessage:
+    """The stub of an output of ``step`` that repeats the one of ``source`` (also dedup's, at
+    the boundary: :mod:`.prefix`)."""
+    text = f"[step {step}] same output as step {source}; {RestorePath.step(step)} shows it"
+    return ToolMessage(text, original.tool_call_id, name=original.name)
 
 
 class _Repeat(NamedTuple):

@@ -1,10 +1,10 @@
 """Runs: when even the settled prefix is over the budget, consecutive settled steps fold into one
 line, so any history fits a budget that holds the system prompt, the task and the window.
 
-Only a budget forces a run (refold's ``_fit``), once the window is all it shows in full: the
-oldest settled steps fold first, the task (the first user message) and the latest user message
-never, with slack (:data:`SLACK`) so that the next calls do not fold again at once. Each step of
-a run stays restorable: ``restore(step=N)`` (its outputs, a user's text), ``part='text'|'calls'``.
+Only a budget forces a run (:mod:`.boundary`), once the window is all it shows in full: the oldest
+settled steps fold first, the task (the first user message) and the latest user message never,
+with slack (:data:`SLACK`) so that the next calls do not fold again at once. Each step of a run
+stays restorable: ``restore(step=N)`` (its outputs, a user's text), ``part='text'|'calls'``.
 """
 
 from __future__ import annotations

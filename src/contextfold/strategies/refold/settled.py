@@ -13,7 +13,7 @@ from itertools import accumulate, chain
 
 from contextfold.core.messages import Message
 from contextfold.core.view import Elision, Provenance, ViewBuilder
-from contextfold.strategies.refold.prefix import Entry
+from contextfold.strategies.refold.entries import Entry
 
 __all__ = ["Settled"]
 

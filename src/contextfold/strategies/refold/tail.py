@@ -9,19 +9,15 @@ PROGRESS/STALE markers. The outputs before it stay as recorded, so the cache kee
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 from contextfold.core.history import History
 from contextfold.core.messages import UserMessage
 from contextfold.core.view import SYSTEM_PROVENANCE, Provenance
+from contextfold.strategies.refold.entries import Entries, Entry
 from contextfold.strategies.refold.markers import INSTRUCTIONS
-from contextfold.strategies.refold.prefix import Entry, labelled
+from contextfold.strategies.refold.prefix import labelled
 from contextfold.strategies.refold.repeats import Repeats
 
-__all__ = ["Entries", "Tail", "head", "note"]
-
-Entries = Callable[[int], Sequence[Entry]]
-"""The messages of one step as the renderer should see them (raw, or from an upstream view)."""
+__all__ = ["Tail", "head", "note"]
 
 
 def head(history: History) -> tuple[Entry, ...]:

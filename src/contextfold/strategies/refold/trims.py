@@ -15,7 +15,8 @@ from contextfold.core.history import History, Step
 from contextfold.core.messages import ToolMessage, UserMessage
 from contextfold.core.prepared import PreparedText, value_runs
 from contextfold.core.view import Elision, Provenance, RestorePath
-from contextfold.strategies.refold.prefix import Entry, restores_only
+from contextfold.strategies.refold.entries import Entry
+from contextfold.strategies.refold.prefix import restores_only
 
 __all__ = ["BLOCK", "Trim", "Trims"]
 
@@ -76,6 +77,13 @@ class Trims:
             return entry
         return trim.message, trim.tokens, Provenance(entry[2].steps, "transformed")
 
+    def step_entries(self, history: History, index: int) -> list[Entry]:
+        """The messages of step ``index`` as recorded, a long output as cut: what refold
+        renders the step from when it renders from the history."""
+        step, provenance = history[index], Provenance((index,))
+        pairs = zip(step.messages, step.tokens, strict=True)
+        return [self.entry(index, (message, tokens, provenance)) for message, tokens in pairs]
+
     def elisions(self, end: int) -> list[Elision]:
         """What the cuts of the steps before ``end`` leave out."""
         return [e for step, t in self._found.items() if step < end for e in t.elisions]
@@ -106,13 +114,13 @@ class Trims:
     def _holding(self, content: str, lines: Sequence[str]) -> set[int]:
         """The lines (from 0) holding a named value."""
         whole = PreparedText(content)
-        present = [(v, r) for v, r in self._named.items() if r and whole.holds(v, r)]
+        present = [(v, v.lower(), r) for v, r in self._named.items() if r and whole.holds(v, r)]
         if not present:
             return set()
         out = set()
         for no, line in enumerate(lines):
             low = line.lower()
-            found = [(v, r) for v, r in present if v.lower() in low]
+            found = [(v, r) for v, lowered, r in present if lowered in low]
             if found and any(PreparedText(line).holds(v, r) for v, r in found):
                 out.add(no)
         return out

@@ -29,6 +29,8 @@ class CacheUsage:
     read: int
     written: int
     uncached: int
+    written_1h: int = 0
+    """The part of ``written`` written for an hour (Anthropic's ``ttl: 1h`` breakpoints)."""
 
     @property
     def total(self) -> int:
@@ -46,7 +48,10 @@ class Bill:
         """In dollars under ``prices`` (per million tokens)."""
         c = self.cached
         spent = c.uncached * prices.input + c.read * prices.cache_read
-        return (spent + c.written * prices.cache_write + self.output * prices.output) / 1e6
+        written = (
+            c.written - c.written_1h
+        ) * prices.cache_write + c.written_1h * prices.cache_write_1h
+        return (spent + written + self.output * prices.output) / 1e6
 
 
 class BreakpointCache:
@@ -58,7 +63,9 @@ class BreakpointCache:
     ``cache_control`` (a breakpoint), and read only through one: for each breakpoint the longest
     cached prefix ending at it or at one of the 20 blocks before it is read. Tokens up to the
     last breakpoint that were not read are written; tokens after it are plain input. A prefix
-    shorter than ``min_tokens`` (1,024 for Sonnet and Opus) is never cached.
+    shorter than ``min_tokens`` (1,024 for Sonnet and Opus) is never cached. Tokens written up
+    to the last breakpoint whose lifetime is ``1h`` are 1-hour writes (Anthropic places the
+    longer lifetimes first), the rest 5-minute writes.
     """
 
     def __init__(self, *, min_tokens: int = 1024) -> None:
@@ -66,7 +73,7 @@ class BreakpointCache:
         self._entries: set[str] = set()
         self._lock = threading.Lock()
 
-    def lookup(self, model: str, blocks: list[tuple[str, bool]]) -> CacheUsage:
+    def lookup(self, model: str, blocks: list[tuple[str, str | None]]) -> CacheUsage:
         """Reads the longest cached prefix a breakpoint reaches, then writes each breakpoint's."""
         digest = hashlib.blake2b(model.encode(), digest_size=16)
         keys, ends, total = [], [], 0
@@ -83,7 +90,11 @@ class BreakpointCache:
                     self._entries.add(keys[b])
         last = ends[marks[-1]] if marks else 0
         written = last - read if last >= self.min_tokens and last > read else 0
-        return CacheUsage(read=read, written=written, uncached=total - read - written)
+        hours = [ends[b] for b in marks if blocks[b][1] == "1h"]
+        hour = min(max(max(hours, default=0) - read, 0), written)
+        return CacheUsage(
+            read=read, written=written, uncached=total - read - written, written_1h=hour
+        )
 
     def _hit(self, keys: list[str], ends: list[int], mark: int) -> int:
         for j in range(mark, max(mark - LOOKBACK_BLOCKS, -1), -1):

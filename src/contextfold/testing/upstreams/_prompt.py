@@ -50,24 +50,33 @@ def anthropic_block_text(block: dict[str, Any]) -> str:
     return _opaque(block)
 
 
-def anthropic_blocks(body: dict[str, Any]) -> list[tuple[str, bool]]:
+def anthropic_blocks(body: dict[str, Any]) -> list[tuple[str, str | None]]:
     """The cacheable blocks of a Messages request in prompt order: each block as the model
     reads it under a short header (the role on a message's first block, the block's type), and
-    whether it carries ``cache_control`` (a breakpoint)."""
-    out: list[tuple[str, bool]] = []
+    the lifetime of its ``cache_control`` when it carries one (a breakpoint: ``5m``, the
+    default, or ``1h``), else None."""
+    out: list[tuple[str, str | None]] = []
     for tool in body.get("tools") or []:
-        out.append((f"tool\n{_opaque(tool)}", "cache_control" in tool))
+        out.append((f"tool\n{_opaque(tool)}", _ttl(tool)))
     system = body.get("system")
     for block in [{"type": "text", "text": system}] if isinstance(system, str) else system or []:
-        out.append((f"system\n{anthropic_block_text(block)}", "cache_control" in block))
+        out.append((f"system\n{anthropic_block_text(block)}", _ttl(block)))
     for message in body.get("messages") or []:
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         for i, block in enumerate(blocks or []):
             head = f"{message.get('role')}\n" if i == 0 else ""
             text = f"{head}{block.get('type')}\n{anthropic_block_text(block)}"
-            out.append((text, "cache_control" in block))
+            out.append((text, _ttl(block)))
     return out
+
+
+def _ttl(block: dict[str, Any]) -> str | None:
+    """The lifetime of a block's cache breakpoint (None: it has none)."""
+    mark = block.get("cache_control")
+    if not isinstance(mark, dict):
+        return None
+    return "1h" if mark.get("ttl") == "1h" else "5m"
 
 
 def response_item_text(item: dict[str, Any]) -> str:

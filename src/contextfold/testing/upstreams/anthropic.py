@@ -250,8 +250,8 @@ def _usage(cached: CacheUsage) -> dict[str, Any]:
         "cache_creation_input_tokens": cached.written,
         "cache_read_input_tokens": cached.read,
         "cache_creation": {
-            "ephemeral_5m_input_tokens": cached.written,
-            "ephemeral_1h_input_tokens": 0,
+            "ephemeral_5m_input_tokens": cached.written - cached.written_1h,
+            "ephemeral_1h_input_tokens": cached.written_1h,
         },
         "service_tier": "standard",
     }

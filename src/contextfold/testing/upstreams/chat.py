@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from contextfold.core.tokens import CHARS_PER_TOKEN, approx_tokens
+from contextfold.testing.upstreams._cache import Bill, CacheUsage
 
 __all__ = ["ScriptedServer", "echo_reply", "render_prompt"]
 
@@ -59,6 +60,8 @@ class ScriptedServer:
         self.fail: tuple[int, str] | None = None
         """When set, every chat request is answered with this status and message."""
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
+        self.bills: list[Bill] = []
+        """What each answered chat call was billed for, in order (its reported usage)."""
         self._blocks: set[str] = set()
         self._lock = threading.Lock()
         self.httpd = _Server(("127.0.0.1", 0), _handler(self))
@@ -88,6 +91,7 @@ class ScriptedServer:
                 cached += BLOCK_TOKENS if hit else 0
                 self._blocks.add(key)
         out = approx_tokens(len(json.dumps(completion)))
+        self.bills.append(Bill(CacheUsage(read=cached, written=0, uncached=prompt - cached), out))
         return {
             "prompt_tokens": prompt,
             "completion_tokens": out,

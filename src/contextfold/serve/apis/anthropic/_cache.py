@@ -14,14 +14,12 @@ from typing import Any
 
 from contextfold.core.messages import Message, ToolMessage
 from contextfold.core.view import Provenance
+from contextfold.core.wire.anthropic import Marker
 from contextfold.serve.apis.anthropic._write import Written
 
 __all__ = ["MAX_BREAKPOINTS", "Marker", "Marks", "place_breakpoints"]
 
 MAX_BREAKPOINTS = 4
-
-Marker = tuple[int, dict[str, Any]]
-"""A marker: the block of its message it is on, and its ``cache_control`` value."""
 
 
 @dataclass(slots=True)

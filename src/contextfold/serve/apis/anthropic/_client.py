@@ -14,24 +14,29 @@ import uuid
 from typing import Any
 
 from contextfold.core.messages import AssistantMessage, ToolCall
+from contextfold.core.wire.layout import layout_of
 from contextfold.serve.apis.anthropic._errors import anthropic_error
+from contextfold.serve.apis.anthropic._stops import to_anthropic
 from contextfold.serve.apis.anthropic._write import API, assistant_blocks, tool_input
 from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import ClientRequest, Delta, Reply
-from contextfold.serve.layout import layout_of
-from contextfold.serve.stops import to_anthropic
+from contextfold.serve.exchange import ClientRequest, Delta, Reply, Stop
 from contextfold.serve.streaming import sse
 
 __all__ = ["AnthropicStream", "AnthropicWriter", "anthropic_usage"]
 
 
-def anthropic_usage(usage: dict[str, int]) -> dict[str, int]:
+def anthropic_usage(usage: dict[str, int]) -> dict[str, Any]:
     """A call's usage in Anthropic's form (input counted apart from cache reads and writes)."""
     read, written = usage.get("cached_tokens", 0), usage.get("cache_write_tokens", 0)
+    hour = usage.get("cache_write_1h_tokens", 0)
     return {
         "input_tokens": max(0, usage.get("prompt_tokens", 0) - read - written),
         "cache_creation_input_tokens": written,
         "cache_read_input_tokens": read,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": written - hour,
+            "ephemeral_1h_input_tokens": hour,
+        },
         "output_tokens": usage.get("completion_tokens", 0),
     }
 
@@ -43,7 +48,7 @@ class AnthropicWriter:
         self.request = request
 
     def respond(
-        self, final: AssistantMessage, stop: str, usage: dict[str, int], last: Reply
+        self, final: AssistantMessage, stop: Stop, usage: dict[str, int], last: Reply
     ) -> dict[str, Any]:
         raw = last.raw if last.raw is not None and last.raw.get("type") == "message" else {}
         return {
@@ -101,7 +106,7 @@ class AnthropicStream:
             return self._close_text()
         return []  # reasoning text of another API: not a signed thinking block
 
-    def end(self, final: AssistantMessage, stop: str, usage: dict[str, int]) -> list[bytes]:
+    def end(self, final: AssistantMessage, stop: Stop, usage: dict[str, int]) -> list[bytes]:
         events = self._close_text()
         for call in final.tool_calls:
             events += self._call(call)

@@ -105,7 +105,9 @@ def parse_messages_request(
     labeled = read_messages(body.get("messages"), marks)
     tools = _tools(body.get("tools"), marks)
     family = family_of(headers)
-    conversation = conversation_of(labeled, family, system=system, shown=shown)
+    conversation = conversation_of(
+        labeled, family, system=system, shown=shown, system_field="system"
+    )
     marks.locate(conversation.steps)
     choice = _tool_choice(body.get("tool_choice"))
     return AnthropicRequest(

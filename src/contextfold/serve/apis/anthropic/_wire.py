@@ -12,11 +12,11 @@ from contextfold.serve.apis.anthropic._cache import place_breakpoints
 from contextfold.serve.apis.anthropic._read import read_assistant
 from contextfold.serve.apis.anthropic._request import AnthropicRequest
 from contextfold.serve.apis.anthropic._shapes import check_event, check_message
+from contextfold.serve.apis.anthropic._stops import from_anthropic
 from contextfold.serve.apis.anthropic._write import write_view
 from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Call, ClientRequest, Delta, HeaderFamily, Reply
-from contextfold.serve.stops import from_anthropic
 
 __all__ = [
     "ANTHROPIC_HEADERS",
@@ -36,9 +36,13 @@ _OWN = ("messages", "system", "stream", "tools")
 
 
 def read_usage(usage: Any) -> dict[str, int]:
-    """Anthropic's usage (uncached input, cache reads and writes, output) as a call's."""
+    """Anthropic's usage (uncached input, cache reads and writes, output) as a call's; the
+    writes' ``cache_creation`` split gives those written for an hour."""
     usage = usage if isinstance(usage, dict) else {}
+    split = usage.get("cache_creation")
+    split = split if isinstance(split, dict) else {}
     counts = {k: usage.get(k) or 0 for k in _USAGE}
+    counts["hour"] = split.get("ephemeral_1h_input_tokens") or 0
     if not all(isinstance(v, int) and v >= 0 for v in counts.values()):
         raise UpstreamError(502, f"upstream usage is not a count of tokens: {usage!r:.200}")
     read, written = counts["cache_read_input_tokens"], counts["cache_creation_input_tokens"]
@@ -46,6 +50,7 @@ def read_usage(usage: Any) -> dict[str, int]:
         "prompt_tokens": counts["input_tokens"] + read + written,
         "cached_tokens": read,
         "cache_write_tokens": written,
+        "cache_write_1h_tokens": min(counts["hour"], written),
         "completion_tokens": counts["output_tokens"],
     }
 

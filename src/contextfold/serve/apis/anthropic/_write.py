@@ -1,11 +1,10 @@
 """A view written as Anthropic Messages: the ``system`` parameter and the ``messages``.
 
-Each message is written from its layout when it carries one (:mod:`~contextfold.serve.layout`: the
-client's own blocks, the kept ones verbatim), else the canonical way: a text block, then a
+Each message is written from its layout when it carries one (:mod:`~contextfold.core.wire.layout`:
+the client's blocks, the kept ones verbatim), else the canonical way: a text block, then a
 ``tool_use`` block per call; a tool result as a ``tool_result`` block. Tool results and the user
-text after them share one user message, as clients send them; a message that began a client message
-of its own begins one again. :class:`Written` says where each view message's blocks went, for
-the cache breakpoints (:mod:`._cache`).
+text after them share one user message; a message that began a client message begins one again.
+:class:`Written` says where each view message's blocks went, for the breakpoints (:mod:`._cache`).
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ from contextfold.core.messages import (
     ToolCall,
     ToolMessage,
 )
+from contextfold.core.wire.layout import fill, layout_of, placed_calls
 from contextfold.serve.body import NotPortable, strict_json
-from contextfold.serve.layout import fill, layout_of, placed_calls
 
 __all__ = ["API", "Written", "assistant_blocks", "tool_input", "write_view"]
 

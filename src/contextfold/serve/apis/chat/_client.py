@@ -1,8 +1,9 @@
 """The answer a Chat Completions client gets: a ``chat.completion``, or its chunks.
 
-Text (and reasoning) go out as the upstream sends them; the client's tool calls, held until the
-last round ends, go in one chunk before the finish chunk; usage (summed over every upstream
-call) when the client asked for it; then ``[DONE]``.
+A stream starts at once with the role; text (and reasoning) go out as the upstream sends
+them; the client's tool calls, held until the last round ends, go in one chunk before the
+finish chunk; usage (summed over every upstream call) when the client asked for it; then
+``[DONE]``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from typing import Any
 
 from contextfold.core.messages import AssistantMessage, ToolCall, to_openai
 from contextfold.serve.apis.chat._read import ChatRequest
+from contextfold.serve.apis.chat._stops import to_chat
 from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import ClientRequest, Delta, Reply
+from contextfold.serve.exchange import ClientRequest, Delta, Reply, Stop
 from contextfold.serve.routes import openai_error
-from contextfold.serve.stops import to_chat
 from contextfold.serve.streaming import sse
 
 __all__ = ["ChatStream", "ChatWriter", "chat_usage"]
@@ -48,7 +49,7 @@ class ChatWriter:
         self.request = request
 
     def respond(
-        self, final: AssistantMessage, stop: str, usage: dict[str, int], last: Reply
+        self, final: AssistantMessage, stop: Stop, usage: dict[str, int], last: Reply
     ) -> dict[str, Any]:
         raw = last.raw if last.raw is not None and "choices" in last.raw else None
         reply = dict(raw) if raw is not None else _head(self.request, "chat.completion")
@@ -81,7 +82,9 @@ class ChatStream:
         self._called = 0
 
     def start(self) -> list[bytes]:
-        return []
+        """The first chunk at once, the role only (as OpenAI sends it): a client that hangs
+        up after it, before the reply is whole, leaves nothing stored, as in every API."""
+        return [self._chunk({"content": ""})]
 
     def delta(self, delta: Delta) -> list[bytes]:
         kind, value = delta
@@ -93,7 +96,7 @@ class ChatStream:
             return [self._calls((value,))]
         return []
 
-    def end(self, final: AssistantMessage, stop: str, usage: dict[str, int]) -> list[bytes]:
+    def end(self, final: AssistantMessage, stop: Stop, usage: dict[str, int]) -> list[bytes]:
         events = [self._calls(final.tool_calls)] if final.tool_calls else []
         events.append(self._chunk({}, to_chat(stop)))
         if self.request.include_usage:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from contextfold.core.messages import Message, ToolCall, ToolMessage, UserMessage
+from contextfold.core.wire.layout import fill, layout_of
 from contextfold.serve.errors import ApiError
-from contextfold.serve.layout import fill, layout_of
 
-__all__ = ["after_results", "carried"]
+__all__ = ["after_results", "carried", "gemini_refused"]
 
 _TEXTS = {"text", "input_text", "output_text"}
 _IMAGES = {"image", "input_image"}
@@ -45,6 +45,15 @@ def carried(message: Message, written: dict[str, Any], api: str) -> list[dict[st
         content = [_part(p) for p in parts if p.get("type") in _MEDIA or p.get("text")]
         written["content"] = content
     return []
+
+
+def gemini_refused(part: dict[str, Any]) -> str | None:
+    """What a Gemini client's ``part`` holds that a Chat Completions body cannot carry, in
+    Gemini's words (None: it can), so the client is told at the edge, naming the part."""
+    block = _gemini_block(part)
+    if block["type"] == "document":
+        return f"an inlineData part of type {block['source']['media_type'] or 'unknown'!r}"
+    return "a fileData part" if block["type"] == "input_file" else None
 
 
 def _gemini_block(part: dict[str, Any]) -> dict[str, Any]:

@@ -14,10 +14,10 @@ from typing import Any
 
 from contextfold.core.errors import MessageFormatError
 from contextfold.core.messages import AssistantMessage, from_openai
+from contextfold.serve.apis.chat._stops import from_chat as from_chat_stop
 from contextfold.serve.errors import UpstreamError
 from contextfold.serve.exchange import Call, Delta, HeaderFamily, Reply
 from contextfold.serve.replies import check_chunk, check_message, reply_message, usage_numbers
-from contextfold.serve.stops import from_chat as from_chat_stop
 from contextfold.serve.translate import chat_base, chat_messages, chat_tools, from_chat
 
 __all__ = ["OPENAI_HEADERS", "ChatReader", "ChatWire", "bearer"]

@@ -6,7 +6,7 @@ upstream (which serves every API)."""
 from __future__ import annotations
 
 from contextfold.serve.apis.gemini._errors import gemini_error
-from contextfold.serve.apis.gemini._routes import gemini_endpoints, gemini_listing
+from contextfold.serve.apis.gemini._routes import gemini_endpoints, gemini_listing, openai_listing
 from contextfold.serve.apis.gemini._wire import GeminiWire
 from contextfold.serve.apis.spec import ApiSpec
 
@@ -21,6 +21,7 @@ GEMINI = ApiSpec(
     base_path="/v1beta",
     example_url="https://generativelanguage.googleapis.com",
     listed=gemini_listing,
+    as_openai=openai_listing,
     serves_all=True,
     portable=True,
 )

@@ -16,12 +16,13 @@ from dataclasses import replace
 from typing import Any
 
 from contextfold.core.messages import AssistantMessage, ToolCall
-from contextfold.serve.apis.gemini._errors import gemini_error, gemini_usage, to_gemini
+from contextfold.serve.apis.gemini._errors import gemini_error, gemini_usage
 from contextfold.serve.apis.gemini._request import GeminiRequest
+from contextfold.serve.apis.gemini._stops import to_gemini
 from contextfold.serve.apis.gemini._wire import model_of
 from contextfold.serve.apis.gemini._write import model_parts
 from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import Delta, Reply
+from contextfold.serve.exchange import Delta, Reply, Stop
 
 __all__ = ["GeminiStream", "GeminiWriter"]
 
@@ -34,7 +35,7 @@ class GeminiWriter:
         self.sse = sse
 
     def respond(
-        self, final: AssistantMessage, stop: str, usage: dict[str, int], last: Reply
+        self, final: AssistantMessage, stop: Stop, usage: dict[str, int], last: Reply
     ) -> dict[str, Any]:
         raw = last.raw if last.raw is not None and "candidates" in last.raw else {}
         parts = model_parts(final, client=True) or [{"text": ""}]
@@ -42,6 +43,7 @@ class GeminiWriter:
                      "finishReason": to_gemini(stop), "index": 0}  # fmt: skip
         return {
             "candidates": [candidate],
+            **stop.said_to("gemini"),
             "usageMetadata": gemini_usage(usage),
             "modelVersion": raw.get("modelVersion") or model_of(self.request.body),
             "responseId": raw.get("responseId") or _id(),
@@ -77,12 +79,12 @@ class GeminiStream:
             self._calls.append(value)  # written at the end, with its signature
         return []
 
-    def end(self, final: AssistantMessage, stop: str, usage: dict[str, int]) -> list[bytes]:
+    def end(self, final: AssistantMessage, stop: Stop, usage: dict[str, int]) -> list[bytes]:
         whole = replace(final, tool_calls=(*self._calls, *final.tool_calls))
         parts = [_rest(p) for p in model_parts(whole, client=True)]
         kept = [p for p in parts if p is not None] or [{"text": ""}]
         more = {"finishReason": to_gemini(stop)}
-        chunk = self._chunk(kept, more, usage=gemini_usage(usage))
+        chunk = self._chunk(kept, more, usage=gemini_usage(usage), said=stop.said_to("gemini"))
         return [chunk, b"]"] if not self.sse else [chunk]
 
     def error(self, exc: ApiError) -> bytes:
@@ -93,9 +95,10 @@ class GeminiStream:
         parts: list[dict[str, Any]],
         more: dict[str, Any] | None = None,
         usage: dict[str, int] | None = None,
+        said: dict[str, Any] | None = None,
     ) -> bytes:
         candidate = {"content": {"role": "model", "parts": parts}, **(more or {}), "index": 0}
-        data: dict[str, Any] = {"candidates": [candidate], **self._head}
+        data: dict[str, Any] = {"candidates": [candidate], **(said or {}), **self._head}
         if usage is not None:
             data["usageMetadata"] = usage
         return self._frame(data)
@@ -109,10 +112,11 @@ class GeminiStream:
 
 
 def _rest(part: dict[str, Any]) -> dict[str, Any] | None:
-    """What of a part the stream has not sent: a text's signature only (its text went out)."""
+    """What of a part the stream has not sent: all but its text (which went out), a
+    signature alone on an empty text part, as Gemini sends it."""
     if "text" not in part:
         return part
-    if "thoughtSignature" not in part:
+    rest = {k: v for k, v in part.items() if k != "text"}
+    if set(rest) <= {"thought"}:
         return None
-    signed = {"text": "", "thoughtSignature": part["thoughtSignature"]}
-    return {**signed, "thought": True} if part.get("thought") else signed
+    return rest if set(rest) - {"thought", "thoughtSignature"} else {"text": "", **rest}

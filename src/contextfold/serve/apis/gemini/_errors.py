@@ -1,6 +1,5 @@
-"""Gemini's words for what every API says: its error shape (:func:`gemini_error`), its finish
-reasons (:func:`from_gemini`, :func:`to_gemini`) and its usage (:func:`read_usage`,
-:func:`gemini_usage`)."""
+"""Gemini's words for what every API says: its error shape (:func:`gemini_error`) and its
+usage (:func:`read_usage`, :func:`gemini_usage`); its finish reasons are in :mod:`._stops`."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ from typing import Any
 
 from contextfold.serve.errors import ApiError, UpstreamError
 
-__all__ = ["STATUS", "from_gemini", "gemini_error", "gemini_usage", "read_usage", "to_gemini"]
+__all__ = ["STATUS", "gemini_error", "gemini_usage", "read_usage"]
 
 STATUS = {
     400: "INVALID_ARGUMENT",
@@ -33,42 +32,23 @@ _NAMES = frozenset(STATUS.values()) | {"FAILED_PRECONDITION", "OUT_OF_RANGE", "U
 
 def gemini_error(exc: ApiError) -> tuple[int, dict[str, Any]]:
     """Google's shape: ``{"error": {"code", "message", "status"}}``, the field at fault named
-    at the start of the message. A Gemini upstream's error keeps its status name; an
-    overloaded upstream of any API is a 503 ``UNAVAILABLE`` (what Gemini CLI retries)."""
+    at the start of the message. A Gemini upstream's error keeps its status name and its
+    ``details`` (a quota's ``RetryInfo``); an overloaded upstream of any API is a 503
+    ``UNAVAILABLE`` (what Gemini CLI retries)."""
     status = exc.status
     name = STATUS.get(status, "INTERNAL" if status >= 500 else "UNKNOWN")
+    details: list[dict[str, Any]] = []
     if isinstance(exc, UpstreamError):
         if exc.overloaded:
             status, name = 503, "UNAVAILABLE"
         elif exc.api == "gemini" and exc.error_type in _NAMES:
             name = str(exc.error_type)
+        details = exc.details if exc.api == "gemini" else []
     message = exc.message
     if exc.param and not message.startswith(exc.param):
         message = f"{exc.param}: {message}"
-    return status, {"error": {"code": status, "message": message, "status": name}}
-
-
-_FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
-
-
-def from_gemini(reason: Any, has_calls: bool) -> str | None:
-    """A ``finishReason`` in no API's words (Gemini ends a turn of calls with ``STOP``)."""
-    if not isinstance(reason, str):
-        return None
-    if reason == "STOP":
-        return "tool_calls" if has_calls else "stop"
-    if reason == "MAX_TOKENS":
-        return "length"
-    return "content_filter" if reason in _FILTERED else reason
-
-
-def to_gemini(stop: str) -> str:
-    """The ``finishReason`` a Gemini client gets (a Gemini upstream's own, as it came)."""
-    if stop == "length" or stop == "model_context_window_exceeded":
-        return "MAX_TOKENS"
-    if stop == "content_filter":
-        return "SAFETY"
-    return stop if stop.isupper() else "STOP"
+    error = {"code": status, "message": message, "status": name}
+    return status, {"error": {**error, "details": details} if details else error}
 
 
 def read_usage(usage: Any) -> dict[str, int]:

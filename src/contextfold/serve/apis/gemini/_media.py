@@ -1,16 +1,20 @@
-"""Another API's images and documents for a Gemini upstream: the blocks an Anthropic or
-Responses client's message keeps in its layout, as ``inlineData`` parts (media given by
-URL or file id, which Gemini cannot fetch so, is a 400 naming it, never dropped)."""
+"""Media between a Gemini client or upstream and another API's. Another API's images and
+documents for a Gemini upstream: the blocks an Anthropic or Responses client's message keeps
+in its layout, as ``inlineData`` parts (media given by URL or file id, which Gemini cannot
+fetch so, is a 400 naming it, never dropped). A Gemini client's media that a Chat Completions
+upstream cannot carry is a 400 naming its part (:func:`check_for_chat`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from contextfold.core.messages import Message, ToolCall, ToolMessage, UserMessage
+from contextfold.core.wire.layout import fill, layout_of
+from contextfold.serve.apis.chat.media import gemini_refused
+from contextfold.serve.apis.gemini._names import bad
 from contextfold.serve.errors import ApiError
-from contextfold.serve.layout import fill, layout_of
 
-__all__ = ["foreign_media"]
+__all__ = ["check_for_chat", "foreign_media"]
 
 _APIS = ("anthropic", "responses")
 _HOLDERS = ("tool_result", "message", "function_call_output", "custom_tool_call_output")
@@ -61,3 +65,19 @@ def _inline(block: dict[str, Any]) -> dict[str, Any]:
 
 def _no_call(call: ToolCall, extra: dict[str, Any]) -> dict[str, Any]:
     raise AssertionError("a user or tool message holds no calls")
+
+
+def check_for_chat(contents: list[dict[str, Any]]) -> None:
+    """A 400 naming the first part of the user contents (read: checked) that a Chat
+    Completions upstream cannot be sent (a PDF, a file by URI)."""
+    for i, content in enumerate(contents):
+        if content.get("role", "user") != "user":
+            continue
+        for j, part in enumerate(content["parts"]):
+            held = gemini_refused(part)
+            if held is not None:
+                problem = (
+                    f"{held} cannot be sent to a Chat Completions upstream (its body has no "
+                    "part for it); send it to a Gemini upstream, or leave it out"
+                )
+                raise bad(f"contents[{i}].parts[{j}]", problem)

@@ -16,10 +16,11 @@ from starlette.responses import JSONResponse, Response
 from contextfold.core.tokens import count_messages
 from contextfold.serve.answer import answer
 from contextfold.serve.apis.gemini._client import GeminiWriter
+from contextfold.serve.apis.gemini._media import check_for_chat
 from contextfold.serve.apis.gemini._names import bad, camelized
 from contextfold.serve.apis.gemini._read import read_contents, read_system
 from contextfold.serve.apis.gemini._request import GeminiRequest, split_tools
-from contextfold.serve.apis.gemini._wire import GEMINI_HEADERS
+from contextfold.serve.apis.gemini._wire import GEMINI_HEADERS, model_path
 from contextfold.serve.body import decode_body
 from contextfold.serve.conversation import Shown, conversation_of
 from contextfold.serve.errors import ApiError
@@ -28,6 +29,7 @@ from contextfold.serve.exchange import HeaderFamily
 from contextfold.serve.proxy import Proxy
 from contextfold.serve.request import (
     TOKEN_HEADER,
+    TOKEN_WAYS,
     check_token,
     family_of,
     has_token,
@@ -37,7 +39,13 @@ from contextfold.serve.request import (
 from contextfold.serve.routes import Endpoint
 from contextfold.serve.upstream import HttpUpstream
 
-__all__ = ["gemini_endpoints", "gemini_listing", "gemini_models", "parse_gemini_request"]
+__all__ = [
+    "gemini_endpoints",
+    "gemini_listing",
+    "gemini_models",
+    "openai_listing",
+    "parse_gemini_request",
+]
 
 _METHODS = ("generateContent", "streamGenerateContent", "countTokens")
 
@@ -54,8 +62,8 @@ def gemini_endpoints(proxy: Proxy) -> list[Endpoint]:
 
     async def models(request: Request) -> Response:
         headers = _keyed(request, proxy.config.token)
-        model, _, method = str(request.path_params["target"]).rpartition(":")
-        if method not in _METHODS or not model:
+        model, method = str(request.path_params["model"]), str(request.path_params["method"])
+        if method not in _METHODS:
             raise ApiError(404, f"no method {method!r}: this proxy serves {', '.join(_METHODS)}")
         stream = method == "streamGenerateContent"
         parsed = await _parse(proxy, request, headers, model, stream=stream)
@@ -77,7 +85,7 @@ def gemini_endpoints(proxy: Proxy) -> list[Endpoint]:
     # as its key (x-goog-api-key, or ?key=: :func:`_keyed`), which the shared check reads not
     return [
         *(
-            Endpoint("POST", f"/{v}/models/{{target}}", models, token=False, counted=True)
+            Endpoint("POST", f"/{v}/models/{{model}}:{{method}}", models, token=False, counted=True)
             for v in ("v1beta", "v1")
         ),
         Endpoint("GET", "/v1beta/models", listing, token=False),
@@ -87,6 +95,17 @@ def gemini_endpoints(proxy: Proxy) -> list[Endpoint]:
 def gemini_listing(listed: dict[str, Any]) -> dict[str, Any]:
     """Another API's model list as the ``models`` a Gemini SDK reads (in ``/v1/models`` too)."""
     return {"models": gemini_models(listed)}
+
+
+def openai_listing(listed: dict[str, Any]) -> dict[str, Any]:
+    """A Gemini upstream's ``models`` as OpenAI's list (``data``: an id per model, no
+    ``models/``), which every other API's clients read in ``GET /v1/models``."""
+    models = listed.get("models")
+    models = models if isinstance(models, list) else []
+    names = [str(m.get("name")) for m in models if isinstance(m, dict) and m.get("name")]
+    data = [{"id": n.removeprefix("models/"), "object": "model", "created": 0,
+             "owned_by": "google"} for n in names]  # fmt: skip
+    return {"object": "list", "data": data}
 
 
 def gemini_models(listed: dict[str, Any]) -> list[dict[str, Any]]:
@@ -107,20 +126,24 @@ def _keyed(request: Request, token: str | None) -> dict[str, str]:
     if key and "x-goog-api-key" not in headers:
         headers["x-goog-api-key"] = key
     as_token = {TOKEN_HEADER: headers.get("x-goog-api-key", "")}
-    check_token(headers if has_token(headers, token) else as_token, token)
+    check_token(headers if has_token(headers, token) else as_token, token, _WAYS)
     return headers
+
+
+_WAYS = f"it as the API key ('x-goog-api-key: TOKEN' or '?key=TOKEN'), or {TOKEN_WAYS},"
 
 
 async def _parse(
     proxy: Proxy, request: Request, headers: dict[str, str], model: str, *, stream: bool
 ) -> GeminiRequest:
-    token, shown, family = proxy.config.token, proxy.markers.shown, proxy.upstream.wire.family
+    token, shown, wire = proxy.config.token, proxy.markers.shown, proxy.upstream.wire
     data = await read_body(request, proxy.config.max_body)
 
     def parse() -> GeminiRequest:
         return parse_gemini_request(
-            data, headers, model=model, stream=stream, token=token, shown=shown, upstream=family
-        )
+            data, headers, model=model, stream=stream, token=token, shown=shown,
+            upstream=wire.family, upstream_api=wire.api,
+        )  # fmt: skip
 
     return await anyio.to_thread.run_sync(parse)  # off the loop: a body may be large
 
@@ -134,8 +157,10 @@ def parse_gemini_request(
     token: str | None = None,
     shown: Shown | None = None,
     upstream: HeaderFamily = GEMINI_HEADERS,
+    upstream_api: str = "gemini",
 ) -> GeminiRequest:
-    """A checked Gemini request for ``model``; a 4xx :class:`ApiError` naming the field."""
+    """A checked Gemini request for ``model`` (to an upstream of the API ``upstream_api``,
+    whose provider's headers are ``upstream``); a 4xx :class:`ApiError` naming the field."""
     body = decode_body(data)
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
@@ -145,10 +170,19 @@ def parse_gemini_request(
         body = inner
     system = read_system(body.get("systemInstruction"))
     labeled = read_contents(body.get("contents"))
+    if upstream_api == "chat":
+        check_for_chat(body["contents"])
     tools = _tools(body.get("tools"))
     _check_config(body.get("generationConfig"))
     family = family_of(headers)
-    conversation = conversation_of(labeled, family, system=system, shown=shown, field="contents")
+    conversation = conversation_of(
+        labeled,
+        family,
+        system=system,
+        shown=shown,
+        field="contents",
+        system_field="systemInstruction",
+    )
     calling = ((body.get("toolConfig") or {}).get("functionCallingConfig")) or {}
     names = [d.get("name") for t in tools for d in t.get("functionDeclarations") or ()]
     return GeminiRequest(
@@ -200,7 +234,7 @@ async def _count(proxy: Proxy, parsed: GeminiRequest, model: str) -> Response:
         body = {k: v for k, v in parsed.body.items() if k != "model"}
         if set(body) - {"contents"}:  # the whole request: countTokens' other form
             body = {"generateContentRequest": {"model": f"models/{model}", **body}}
-        path = f"/models/{model.removeprefix('models/')}:countTokens"
+        path = model_path(model, "countTokens")
         return JSONResponse(await upstream.post(path, body, parsed.headers))
     conversation = parsed.conversation
     messages = [m for step in conversation.steps for m in step]

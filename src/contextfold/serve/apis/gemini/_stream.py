@@ -12,27 +12,61 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextfold.serve.apis.gemini._errors import from_gemini, read_usage
+from contextfold.serve.apis.gemini._errors import read_usage
 from contextfold.serve.apis.gemini._read import read_model
+from contextfold.serve.apis.gemini._stops import blocked, from_gemini
 from contextfold.serve.errors import ApiError, UpstreamError
-from contextfold.serve.exchange import Delta, Reply
+from contextfold.serve.exchange import Delta, Reply, Stop
 
-__all__ = ["GeminiReader", "check_response"]
+__all__ = ["GeminiReader", "check_response", "stop_of"]
 
 
 def check_response(data: Any, where: str, what: str = "answered a reply") -> dict[str, Any]:
-    """The first candidate of a ``GenerateContentResponse`` (a 502 unless it has one, or a
-    prompt the upstream blocked: then an empty candidate with its reason)."""
+    """The first candidate of a ``GenerateContentResponse`` (a 502 unless it has one, or is
+    a prompt the upstream blocked: then an empty candidate, :func:`stop_of` its reason)."""
+    feedback = _feedback(data, where, what)
     candidates = data.get("candidates") if isinstance(data, dict) else None
-    if candidates is None and isinstance(data, dict) and data.get("promptFeedback"):
-        reason = (data["promptFeedback"] or {}).get("blockReason", "SAFETY")
-        return {"content": {"parts": []}, "finishReason": "SAFETY" if reason else "OTHER"}
+    if candidates is None and _blocks(feedback):
+        return {"content": {"parts": []}}
     if not isinstance(candidates, list) or not candidates or not isinstance(candidates[0], dict):
         raise UpstreamError(502, f"upstream {where} {what} without candidates: {data!r:.200}")
     content = candidates[0].get("content")
     if content is not None and not isinstance(content, dict):
         raise UpstreamError(502, f"upstream {where} {what} whose content is not an object")
     return candidates[0]
+
+
+def _feedback(data: Any, where: str, what: str) -> dict[str, Any] | None:
+    feedback = data.get("promptFeedback") if isinstance(data, dict) else None
+    if feedback is not None and not isinstance(feedback, dict):
+        text = f"upstream {where} {what} whose promptFeedback is not an object: {feedback!r:.200}"
+        raise UpstreamError(502, text)
+    return feedback
+
+
+def _blocks(feedback: dict[str, Any] | None) -> bool:
+    return feedback is not None and isinstance(feedback.get("blockReason"), str)
+
+
+def stop_of(data: dict[str, Any], candidate: dict[str, Any], has_calls: bool) -> Stop | None:
+    """Why the reply of ``data`` (checked: :func:`check_response`) ended: its candidate's
+    ``finishReason``, or the block of a prompt the upstream refused."""
+    feedback = data.get("promptFeedback")
+    if "candidates" not in data and isinstance(feedback, dict) and _blocks(feedback):
+        return blocked(feedback)
+    return from_gemini(candidate.get("finishReason"), has_calls)
+
+
+def _joins(last: dict[str, Any], part: dict[str, Any]) -> bool:
+    """Whether ``part`` is the next piece of the text part ``last`` (a signature ends one;
+    a part that holds a call too is whole)."""
+    return (
+        isinstance(last.get("text"), str)
+        and bool(last.get("thought")) == bool(part.get("thought"))
+        and "thoughtSignature" not in last
+        and "functionCall" not in last
+        and "functionCall" not in part
+    )
 
 
 @dataclass(slots=True)
@@ -42,6 +76,8 @@ class GeminiReader:
     where: str
     parts: list[dict[str, Any]] = field(default_factory=list)
     finish: str | None = None
+    block: Stop | None = None
+    """A prompt the upstream blocked (it streams the block, and no candidate)."""
     usage: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -50,9 +86,12 @@ class GeminiReader:
             self.usage = data["usageMetadata"] or {}
         self.raw = {k: v for k, v in data.items() if k in ("modelVersion", "responseId")}
         candidates = data.get("candidates")
-        if not candidates and "usageMetadata" in data:
+        blocks = _blocks(_feedback(data, self.where, "streamed a chunk"))
+        if not candidates and "usageMetadata" in data and not blocks:
             return []  # a chunk of usage only
         candidate = check_response(data, self.where, "streamed a chunk")
+        if blocks and "candidates" not in data:
+            self.block = stop_of(data, candidate, False)
         self.finish = candidate.get("finishReason") or self.finish
         out: list[Delta] = []
         for part in (candidate.get("content") or {}).get("parts") or ():
@@ -62,26 +101,20 @@ class GeminiReader:
 
     def _part(self, part: dict[str, Any]) -> list[Delta]:
         text = part.get("text")
-        if isinstance(text, str):
-            last = self.parts[-1] if self.parts else None
-            joins = (
-                last is not None
-                and isinstance(last.get("text"), str)
-                and bool(last.get("thought")) == bool(part.get("thought"))
-                and "thoughtSignature" not in last
-            )
-            if joins:
-                assert last is not None
-                last.update({**part, "text": last["text"] + text})
-            else:
-                self.parts.append(dict(part))
-            kind = "reasoning" if part.get("thought") else "text"
-            return [(kind, text)] if text else []
-        self.parts.append(dict(part))
-        return [("call", None)] if "functionCall" in part else []  # sent whole at the end
+        call: list[Delta] = [("call", None)] if "functionCall" in part else []  # sent at the end
+        if not isinstance(text, str):
+            self.parts.append(dict(part))
+            return call
+        last = self.parts[-1] if self.parts else None
+        if last is not None and _joins(last, part):
+            last.update({**part, "text": last["text"] + text})
+        else:
+            self.parts.append(dict(part))
+        kind = "reasoning" if part.get("thought") else "text"
+        return ([(kind, text)] if text else []) + call
 
     def reply(self) -> Reply:
-        if self.finish is None:
+        if self.finish is None and self.block is None:
             problem = f"upstream {self.where} ended its stream without a finishReason"
             raise UpstreamError(502, problem)
         try:
@@ -89,7 +122,7 @@ class GeminiReader:
         except ApiError as exc:
             text = f"upstream {self.where} streamed a reply whose {exc.message}"
             raise UpstreamError(502, text) from exc
-        stop = from_gemini(self.finish, bool(message.tool_calls))
+        stop = self.block or from_gemini(self.finish, bool(message.tool_calls))
         content = {"role": "model", "parts": self.parts}
         raw = {"candidates": [{"content": content, "finishReason": self.finish}], **self.raw}
         return Reply(message, read_usage(self.usage), stop, {**raw, "usageMetadata": self.usage})

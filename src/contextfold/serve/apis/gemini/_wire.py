@@ -12,16 +12,16 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from contextfold.serve.apis.gemini._errors import from_gemini, read_usage
+from contextfold.serve.apis.gemini._errors import read_usage
 from contextfold.serve.apis.gemini._read import read_model
 from contextfold.serve.apis.gemini._request import GeminiRequest
-from contextfold.serve.apis.gemini._stream import GeminiReader, check_response
+from contextfold.serve.apis.gemini._stream import GeminiReader, check_response, stop_of
 from contextfold.serve.apis.gemini._translate import declarations, gemini_options
 from contextfold.serve.apis.gemini._write import write_contents
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Call, HeaderFamily, Reply
 
-__all__ = ["GEMINI_HEADERS", "GeminiWire", "model_of"]
+__all__ = ["GEMINI_HEADERS", "MAX_MODEL", "GeminiWire", "model_of", "model_path"]
 
 GEMINI_HEADERS = HeaderFamily(
     "gemini", ("x-goog-api-client", "x-goog-user-project"), key="x-goog-api-key"
@@ -31,9 +31,27 @@ GEMINI_HEADERS = HeaderFamily(
 _OWN = ("model", "contents", "systemInstruction", "tools")
 
 
+MAX_MODEL = 1000
+"""Characters a model name may have in a Gemini upstream's URL, once URL-encoded (Google's
+are a few dozen; a URL of 65,536 characters is past what any client library builds)."""
+
+
 def model_of(body: dict[str, Any]) -> str:
     """The model a call names, as Gemini's paths do (no ``models/``)."""
     return str(body.get("model", "")).removeprefix("models/")
+
+
+def model_path(model: str, method: str) -> str:
+    """``/models/{model}:{method}``, the model URL-encoded; a 400 naming ``model`` when it
+    is too long to go in a URL."""
+    quoted = quote(model.removeprefix("models/"), safe="")
+    if len(quoted) > MAX_MODEL:
+        problem = (
+            f"a model name of {len(quoted):,} characters (URL-encoded) cannot name a Gemini "
+            f"upstream's model, which goes in its URL (at most {MAX_MODEL:,})"
+        )
+        raise ApiError(400, problem, param="model")
+    return f"/models/{quoted}:{method}"
 
 
 class GeminiWire:
@@ -45,7 +63,7 @@ class GeminiWire:
 
     def path(self, call: Call) -> str:
         method = "streamGenerateContent?alt=sse" if call.stream else "generateContent"
-        return f"/models/{quote(model_of(call.request.body), safe='')}:{method}"
+        return model_path(model_of(call.request.body), method)
 
     def body(self, call: Call) -> dict[str, Any]:
         request = call.request
@@ -72,7 +90,7 @@ class GeminiWire:
     def reply(self, data: dict[str, Any], call: Call, where: str) -> Reply:
         candidate = check_response(data, where)
         message = _assistant((candidate.get("content") or {}).get("parts") or [], where)
-        stop = from_gemini(candidate.get("finishReason"), bool(message.tool_calls))
+        stop = stop_of(data, candidate, bool(message.tool_calls))
         return Reply(message, read_usage(data.get("usageMetadata")), stop, data)
 
     def reader(self, call: Call, where: str) -> GeminiReader:

@@ -20,10 +20,10 @@ from contextfold.core.messages import (
     ToolCall,
     ToolMessage,
 )
+from contextfold.core.wire.layout import fill, layout_of, placed_calls
 from contextfold.serve.apis.gemini._media import foreign_media
 from contextfold.serve.apis.gemini._read import API, MINTED
 from contextfold.serve.body import NotPortable, strict_json
-from contextfold.serve.layout import fill, layout_of, placed_calls
 
 __all__ = ["SKIP_SIGNATURE", "model_parts", "write_contents"]
 

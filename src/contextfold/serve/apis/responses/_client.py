@@ -15,10 +15,10 @@ from typing import Any
 from contextfold.core.messages import AssistantMessage, ToolCall
 from contextfold.serve.apis.responses._errors import responses_error
 from contextfold.serve.apis.responses._request import ResponsesRequest
+from contextfold.serve.apis.responses._stops import to_responses
 from contextfold.serve.apis.responses._write import assistant_items, call_item
 from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import Delta, Reply
-from contextfold.serve.stops import to_responses
+from contextfold.serve.exchange import Delta, Reply, Stop
 from contextfold.serve.streaming import sse
 
 __all__ = ["ResponsesStream", "ResponsesWriter"]
@@ -73,7 +73,7 @@ class ResponsesWriter:
         self.created = int(time.time())
 
     def respond(
-        self, final: AssistantMessage, stop: str, usage: dict[str, int], last: Reply
+        self, final: AssistantMessage, stop: Stop, usage: dict[str, int], last: Reply
     ) -> dict[str, Any]:
         items = [_with_id(i) for i in assistant_items(final, self.request.call_kinds)]
         for item in items:
@@ -84,7 +84,7 @@ class ResponsesWriter:
         return response
 
     def response(
-        self, output: list[dict[str, Any]], stop: str | None, usage: dict[str, int] | None
+        self, output: list[dict[str, Any]], stop: Stop | None, usage: dict[str, int] | None
     ) -> dict[str, Any]:
         """The response object (``stop`` None: still in progress)."""
         body = self.request.body
@@ -118,7 +118,7 @@ class ResponsesStream:
     (reasoning) whole as they finish; a ``message`` item for each of the upstream's; the
     client's calls in place once the last round has ended
     (``response.function_call_arguments.delta`` or ``response.custom_tool_call_input.delta``);
-    then ``response.completed`` (or ``response.incomplete``: :mod:`~contextfold.serve.stops`) with
+    then ``response.completed`` (or ``response.incomplete``: :mod:`._stops`) with
     the whole response.
     """
 
@@ -157,7 +157,7 @@ class ResponsesStream:
             return self._close_text()
         return []
 
-    def end(self, final: AssistantMessage, stop: str, usage: dict[str, int]) -> list[bytes]:
+    def end(self, final: AssistantMessage, stop: Stop, usage: dict[str, int]) -> list[bytes]:
         events = self._close_text()
         for call in final.tool_calls:
             events += self._call(call)

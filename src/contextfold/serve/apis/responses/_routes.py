@@ -151,7 +151,9 @@ def parse_responses_request(
     _check_options(body)
     family = family_of(headers)
     system = SystemMessage(instructions) if instructions else None
-    conversation = conversation_of(labeled, family, system=system, shown=shown, field="input")
+    conversation = conversation_of(
+        labeled, family, system=system, shown=shown, field="input", system_field="instructions"
+    )
     return ResponsesRequest(
         body=body,
         conversation=conversation,

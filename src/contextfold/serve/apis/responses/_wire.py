@@ -12,10 +12,10 @@ from contextfold.serve.apis.chat.wire import OPENAI_HEADERS, bearer
 from contextfold.serve.apis.responses._read import read_output
 from contextfold.serve.apis.responses._request import ResponsesRequest
 from contextfold.serve.apis.responses._shapes import check_event, check_response
+from contextfold.serve.apis.responses._stops import from_responses
 from contextfold.serve.apis.responses._write import write_input
 from contextfold.serve.errors import ApiError, UpstreamError, event_status
 from contextfold.serve.exchange import Call, ClientRequest, Delta, Reply
-from contextfold.serve.stops import from_responses
 
 __all__ = ["ResponsesReader", "ResponsesWire", "read_response"]
 

@@ -1,10 +1,10 @@
 """A view written as OpenAI Responses input items (and ``instructions``).
 
-Each message is written from its layout when it carries one (:mod:`~contextfold.serve.layout`: the
-client's own items, reasoning and the rest verbatim), else the canonical way: a user ``message``
-item with ``input_text``; the assistant's ``message`` with ``output_text``, then a
-``function_call`` per call (a ``custom_tool_call`` for a tool the client declared custom); a tool
-result as the output item its call takes.
+Each message is written from its layout when it carries one
+(:mod:`~contextfold.core.wire.layout`: the client's own items, reasoning and the rest verbatim),
+else the canonical way: a user ``message`` item with ``input_text``; the assistant's ``message``
+with ``output_text``, then a ``function_call`` per call (a ``custom_tool_call`` for a tool the
+client declared custom); a tool result as the output item its call takes.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from contextfold.core.messages import (
     ToolMessage,
     UserMessage,
 )
+from contextfold.core.wire.layout import fill, layout_of, placed_calls
 from contextfold.serve.body import NotPortable, strict_json
-from contextfold.serve.layout import fill, layout_of, placed_calls
 
 __all__ = ["API", "assistant_items", "call_item", "write_input"]
 

@@ -167,20 +167,17 @@ def _put(node: Any, pieces: Any, calls: Sequence[ToolCall], build: BuildCall) ->
         return node
     if "$raw" in node:
         return node["$raw"]
-    if "$call" in node:
-        k = node["$call"]
-        extra = {
-            _unescape(key): _put(v, pieces, calls, build)
-            for key, v in node.items()
-            if key != "$call"
-        }
-        return build(calls[k], extra) if isinstance(k, int) and k < len(calls) else None
     out = {}
     for key, value in node.items():
+        if key == "$call":
+            continue
         if key in TEXT_KEYS and isinstance(value, int) and not isinstance(value, bool):
             out[key] = next(pieces)
         else:
             out[_unescape(key)] = _put(value, pieces, calls, build)
+    if "$call" in node:  # the call's other keys (a text place among them) are its extra
+        k = node["$call"]
+        return build(calls[k], out) if isinstance(k, int) and k < len(calls) else None
     return out
 
 
