@@ -79,6 +79,7 @@ class LocalModel:
         max_tokens: int = 256,
         tool_choice: str = "auto",
         schema_repeat_penalty: float = 1.15,
+        text_repeat_penalty: float = 1.0,
     ) -> None:
         llama_cpp = import_optional("llama_cpp", hint=INSTALL_HINT, what="LocalModel")
         path = Path(model_path) if model_path is not None else _embedded_path()
@@ -95,6 +96,9 @@ class LocalModel:
         self.schema_repeat_penalty = schema_repeat_penalty
         """Repeat penalty of ``response_schema`` (folder) replies: greedy decoding of a small
         model repeats one phrase until the token cap, and the JSON never closes."""
+        self.text_repeat_penalty = text_repeat_penalty
+        """Repeat penalty of replies bound by no grammar (1.0: none); ``serve --upstream
+        local`` raises it, for the same reason (Gemini CLI stops a reply it finds looping)."""
         self.last_evaluated = 0
         """Prompt tokens the last call evaluated (the rest came from the KV cache)."""
         self._llama_cpp = llama_cpp
@@ -259,10 +263,11 @@ class LocalModel:
     ) -> tuple[Any, float]:
         """The reply's grammar (None: unbound) and repeat penalty."""
         if tools:
-            return self._grammars.for_tools(tools, allow_message=self.tool_choice == "auto"), 1.0
+            grammar = self._grammars.for_tools(tools, allow_message=self.tool_choice == "auto")
+            return grammar, 1.0 if grammar is not None else self.text_repeat_penalty
         if response_schema is not None:
             return self._grammars.for_schema(_loose(response_schema)), self.schema_repeat_penalty
-        return None, 1.0
+        return None, self.text_repeat_penalty
 
     # ------------------------------------------------------------------ reply
 

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from contextfold.core.errors import ContextFoldError
+from contextfold.core.errors import ContextFoldError, ModelError
 from contextfold.core.messages import from_openai, to_openai
 from contextfold.core.protocols import Completion, WindowedModel
 from contextfold.serve.apis.chat.wire import ChatWire
@@ -131,9 +131,7 @@ class LocalUpstream:
             window = min(self._window, model.n_ctx - self._reply)
             fitted = fit_window(messages, body.get("tools") or (), model, window)
             self._tell(fitted, window, model.name)
-            completion = model.complete(
-                fitted.messages, fitted.tools, max_tokens=self._max_tokens(body)
-            )
+            completion = self._answer(model, fitted, body)
         except ContextFoldError as exc:
             _log.warning("contextfold serve: the embedded model failed: %s", exc)
             raise UpstreamError(502, f"the embedded model failed: {exc}") from exc
@@ -148,6 +146,18 @@ class LocalUpstream:
             time.perf_counter() - start,
         )
         return completion
+
+    def _answer(self, model: WindowedModel, fitted: Fitted, body: Mapping[str, Any]) -> Completion:
+        """The reply, bound to the JSON schema the client asks for where llama.cpp can build
+        its grammar (else free text, said once): a reply that must be that JSON calls no tool
+        (a strategy offers its own tools on every request)."""
+        limit, schema = self._max_tokens(body), reply_schema(body)
+        if schema is not None:
+            try:
+                return model.complete(fitted.messages, max_tokens=limit, response_schema=schema)
+            except ModelError as exc:
+                self._once("schema", f"a reply's JSON schema could not be bound ({exc}): free text")
+        return model.complete(fitted.messages, fitted.tools, max_tokens=limit)
 
     def _max_tokens(self, body: Mapping[str, Any]) -> int | None:
         """The client's ``max_tokens``, at most ``reply`` (the cap said once); None: the
@@ -170,6 +180,18 @@ class LocalUpstream:
         if kind not in self._said:
             self._said.add(kind)
             _log.warning("contextfold serve: %s (said once)", message)
+
+
+def reply_schema(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The JSON schema a Chat body's ``response_format`` asks the reply to follow (any object
+    for ``json_object``); None: free text."""
+    fmt = body.get("response_format")
+    kind = fmt.get("type") if isinstance(fmt, Mapping) else None
+    if kind not in ("json_object", "json_schema"):
+        return None
+    named = fmt.get("json_schema") if kind == "json_schema" else None  # type: ignore[union-attr]
+    schema = named.get("schema") if isinstance(named, Mapping) else None
+    return schema if isinstance(schema, Mapping) else {"type": "object"}
 
 
 class _Chunks:

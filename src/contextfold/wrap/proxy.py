@@ -272,7 +272,8 @@ def summary(before: Counts, after: Counts, *, sessions: str, log: str | None) ->
     else:
         share = f" ({spared / received:.0%})" if received else ""
         told = (
-            f"{requests:,.0f} requests: the upstream was spared {spared:,.0f} of "
+            f"{requests:,.0f} request{'s' * (requests != 1)}: the upstream was spared "
+            f"{spared:,.0f} of "
             f"{received:,.0f} prompt tokens{share}{_dollars(got)}"
         )
     logged = f"; the proxy logged warnings to {log}" if log else ""
