@@ -1,13 +1,8 @@
 """The grammars the embedded engine decodes JSON replies with (llama.cpp's JSON-schema
-converter), built once per schema.
-
-A tool's arguments schema is the client's: one the converter cannot take (llama-cpp-python's
-converter refuses, e.g., a property holding only a ``description``) must not fail the call. That
-tool's arguments are then bound to any JSON object; if the reply schema still cannot be built,
-the reply is left unbound (free text, parsed as :func:`~contextfold.models._tools.parse_json_reply`
-reads it). Each is said once in the log. A ``response_schema`` is the caller's own contract,
-so it fails loudly instead (:meth:`Grammars.for_schema`).
-"""
+converter), built once per schema. A client's tool schema the converter refuses must not fail
+the call: that tool's arguments are bound to any JSON object, or else the reply is left
+unbound (free text); each is said once in the log. A ``response_schema`` is the caller's own
+contract: it fails loudly (:meth:`Grammars.for_schema`)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,8 @@
-"""A request fitted to the embedded model's window (``--upstream local``).
-
-The agent CLIs send more than a small local model can read: Claude Code's tools alone are
-~8,500 of SmolLM2's tokens, Gemini CLI's system prompt ~6,500, and the model reads ~110 prompt
-tokens a second on two cores. So before each call :func:`fit_window` reduces what the model is
-sent, in this order, until the prompt fits ``window`` tokens:
-
-1. the tools are left out, all of them (the reply is then plain text, which a 135M model
-   writes far better than calls to tools it cannot use), unless the prompt fits with them;
-2. the messages between the leading system prompt and the last message, oldest first, while
-   keeping them all would leave each fewer than :data:`FLOOR` tokens;
-3. every message longer than an even share of what is left is cut to that share, its head and
-   its tail kept around a line that says how much was left out (so a short message, such as
-   the user's own words, is never cut while a long one is).
-
-Each reduction is named in :attr:`Fitted.reductions`, for the log. Nothing is stored: the
-proxy's history keeps the request whole; this is only what the model reads.
-"""
+"""A request fitted to the embedded model's window (``--upstream local``): agent CLIs send more
+than a 135M model reads in reasonable time (Claude Code's tools alone are ~8,500 of its tokens),
+so :func:`fit_window` leaves out the tools, then the oldest messages after the system prompt,
+then cuts long messages to an even share (head and tail kept), until the prompt fits. Each
+reduction is named for the log; the proxy's history keeps the request whole."""
 
 from __future__ import annotations
 

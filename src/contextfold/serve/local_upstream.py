@@ -1,13 +1,9 @@
 """``--upstream local``: the embedded SmolLM2-135M served in-process, so the proxy runs offline.
-
-Each request is first fitted to a window the small model reads in about half a minute
-(:mod:`~contextfold.serve.local_fit`: tools, older messages, long texts), and its reply capped
-(:data:`REPLY`): each kind of reduction is logged once, and every call at INFO (what was read,
-how long it took), so ``contextfold wrap``'s log shows what happened. Replies are computed
-whole (the engine has no token callback here), then streamed as one content chunk, the tool
-calls, and a usage chunk. Usage reports the engine's own prefix-cache reuse as
-``prompt_tokens_details.cached_tokens``.
-"""
+Each request is fitted to a window it reads in about half a minute
+(:mod:`~contextfold.serve.local_fit`) and its reply capped (:data:`REPLY`); each reduction is
+logged once and every call at INFO, so ``contextfold wrap``'s log shows what happened. Replies
+are computed whole, then streamed as one content chunk, the tool calls and a usage chunk (the
+engine's prefix-cache reuse as ``cached_tokens``)."""
 
 from __future__ import annotations
 
