@@ -7,6 +7,7 @@ serve the CLI's API, a store that cannot be opened). The CLIs' own runs are in
 
 from __future__ import annotations
 
+import json
 import signal
 import tomllib
 from pathlib import Path
@@ -18,6 +19,7 @@ from contextfold.cli import app
 from contextfold.serve.metrics import Metrics
 from contextfold.wrap import CLIS, Pointing
 from contextfold.wrap.child import exit_status
+from contextfold.wrap.clis import GEMINI_DEFAULTS
 from contextfold.wrap.proxy import parse_metrics, summary
 from tests._clis import cli
 
@@ -83,6 +85,8 @@ def test_the_summary_reads_the_proxys_counters_of_this_run() -> None:
     metrics.add("direct_estimate_usd_total", 0.5, arm="treated")
     billed = summary(before, parse_metrics(metrics.render()), sessions="/s.db", log=None)
     assert billed.endswith("prompt tokens (25%); billed $0.26, about $0.50 direct")
+    one = {**before, "requests_total": before["requests_total"] + 1}
+    assert "; 1 request: the upstream" in summary(before, one, sessions="/s.db", log=None)
     idle = summary(before, before, sessions="/s.db", log="/w.log")
     assert idle.endswith("no request was answered; the proxy logged warnings to /w.log")
 
@@ -131,11 +135,18 @@ def test_the_exit_status_is_a_shells() -> None:
 
 
 def test_gemini_cli_is_pointed_by_its_variables_keeping_the_users_headers() -> None:
+    """Headless Gemini CLI also needs an auth method and a trusted folder: its system
+    defaults choose the API key, and the folder is trusted, unless the user set either."""
     launch = CLIS["gemini"].point(TO, {"GEMINI_CLI_CUSTOM_HEADERS": "X-Team: a,"})
     assert launch.options == []
     assert launch.env == {
         "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:4321",
         "GEMINI_CLI_CUSTOM_HEADERS": "X-Team: a, X-Contextfold-Token: tok",
+        "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(GEMINI_DEFAULTS),
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
     }
-    bare = CLIS["gemini"].point(Pointing("http://h:1", None), {})
+    defaults = json.loads(GEMINI_DEFAULTS.read_text())
+    assert defaults == {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    mine = {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": "/etc/g.json", "GEMINI_CLI_TRUST_WORKSPACE": "false"}
+    bare = CLIS["gemini"].point(Pointing("http://h:1", None), mine)
     assert bare.env == {"GOOGLE_GEMINI_BASE_URL": "http://h:1"}

@@ -44,7 +44,7 @@ from tests._wrap import port_closed, processes_in, proxy_port, wrap_argv, wrap_e
 pytestmark = pytest.mark.slow
 SOURCE = "def greet():\n    return 'hi'\n"
 CLAUDE_ARGS = ["--permission-mode", "acceptEdits", "--output-format", "json"]
-SUMMARY = r"contextfold wrap: sessions in (?P<store>.+?); (?P<n>\d+) requests: the upstream was "
+SUMMARY = r"contextfold wrap: sessions in (?P<store>.+?); (?P<n>\d+) requests?: the upstream was "
 SUMMARY += r"spared -?[\d,]+ of (?P<received>[\d,]+) prompt tokens"
 
 

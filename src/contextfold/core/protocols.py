@@ -44,6 +44,7 @@ __all__ = [
     "Transform",
     "Usage",
     "UserSimulator",
+    "WindowedModel",
 ]
 
 
@@ -387,6 +388,23 @@ class Model(Protocol):
         max_tokens: int | None = None,
         response_schema: Mapping[str, Any] | None = None,
     ) -> Completion: ...
+
+
+class WindowedModel(Model, Protocol):
+    """A model with a fixed context window that measures a prompt before it is sent (the
+    embedded engine): ``serve --upstream local`` fits each request to it first."""
+
+    @property
+    def n_ctx(self) -> int:
+        """Tokens its context holds: the prompt and the reply together."""
+
+    def prompt_tokens(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = ()
+    ) -> int:
+        """Tokens of the prompt :meth:`complete` would evaluate for these messages and tools."""
+
+    def text_tokens(self, text: str) -> int:
+        """Tokens of ``text`` inside a message."""
 
 
 @runtime_checkable

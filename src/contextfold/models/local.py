@@ -7,7 +7,6 @@ model emits well-formed ones.
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 import threading
@@ -21,10 +20,10 @@ import numpy as np
 from contextfold.core.errors import TokenizerError
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, ToolMessage
 from contextfold.core.protocols import Completion, Usage
+from contextfold.models._grammar import Grammars
 from contextfold.models._tools import (
     ModelError,
     import_optional,
-    json_reply_schema,
     parse_json_reply,
     render_json_reply,
     tool_name,
@@ -80,6 +79,7 @@ class LocalModel:
         max_tokens: int = 256,
         tool_choice: str = "auto",
         schema_repeat_penalty: float = 1.15,
+        text_repeat_penalty: float = 1.0,
     ) -> None:
         llama_cpp = import_optional("llama_cpp", hint=INSTALL_HINT, what="LocalModel")
         path = Path(model_path) if model_path is not None else _embedded_path()
@@ -96,12 +96,15 @@ class LocalModel:
         self.schema_repeat_penalty = schema_repeat_penalty
         """Repeat penalty of ``response_schema`` (folder) replies: greedy decoding of a small
         model repeats one phrase until the token cap, and the JSON never closes."""
+        self.text_repeat_penalty = text_repeat_penalty
+        """Repeat penalty of replies bound by no grammar (1.0: none); ``serve --upstream
+        local`` raises it, for the same reason (Gemini CLI stops a reply it finds looping)."""
         self.last_evaluated = 0
         """Prompt tokens the last call evaluated (the rest came from the KV cache)."""
         self._llama_cpp = llama_cpp
         self._template = self._chat_template()
         self._stop = self._stop_tokens()
-        self._grammars: dict[str, Any] = {}
+        self._grammars = Grammars(llama_cpp, model=self.name)
         self._raw: dict[AssistantMessage, str] = {}
         self._calls = 0
         self._lock = threading.Lock()
@@ -123,11 +126,7 @@ class LocalModel:
         ``response_schema``), grammar-constrained."""
         with self._lock:
             tools = self._offered(tools)
-            grammar = self._grammar(tools) if tools else None
-            penalty = 1.0
-            if grammar is None and response_schema is not None:
-                grammar = self._schema_grammar(_loose(response_schema))
-                penalty = self.schema_repeat_penalty
+            grammar, penalty = self._grammar(tools, response_schema)
             prompt = self._prompt(messages, tools)
             limit = self._limit(len(prompt), max_tokens)
             reused = self._reuse_prefix(prompt)
@@ -137,6 +136,18 @@ class LocalModel:
             self._remember(message, text)
         usage = Usage(prompt_tokens=len(prompt), cached_tokens=reused, completion_tokens=len(out))
         return Completion(message, usage)
+
+    def prompt_tokens(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = ()
+    ) -> int:
+        """Tokens of the prompt :meth:`complete` would evaluate (the chat template's markers
+        and the tools' description included)."""
+        with self._lock:
+            return len(self._prompt(messages, self._offered(tools)))
+
+    def text_tokens(self, text: str) -> int:
+        """Tokens of ``text`` inside a message."""
+        return len(self._tokenize(text, special=False))
 
     # ------------------------------------------------------------------ prompt
 
@@ -247,25 +258,16 @@ class LocalModel:
                 break
         return out
 
-    def _grammar(self, tools: Sequence[Mapping[str, Any]]) -> Any:
-        """The grammar of a JSON reply for these tools (cached per tool set)."""
-        allow_message = self.tool_choice == "auto"
-        # key order matters: the grammar writes "tool" before "arguments", as the schema lists them
-        return self._schema_grammar(json_reply_schema(tools, allow_message=allow_message))
-
-    def _schema_grammar(self, json_schema: Mapping[str, Any]) -> Any:
-        """The grammar of replies of one JSON schema (cached per schema)."""
-        schema = json.dumps(json_schema)
-        if schema not in self._grammars:
-            try:
-                grammar = self._llama_cpp.LlamaGrammar.from_json_schema(schema, verbose=False)
-            except (AssertionError, ValueError, KeyError, TypeError) as exc:
-                raise ModelError(
-                    f"llama.cpp cannot turn this JSON schema into a grammar ({exc!r}); "
-                    "simplify the schema"
-                ) from exc
-            self._grammars[schema] = grammar
-        return self._grammars[schema]
+    def _grammar(
+        self, tools: Sequence[Mapping[str, Any]], response_schema: Mapping[str, Any] | None
+    ) -> tuple[Any, float]:
+        """The reply's grammar (None: unbound) and repeat penalty."""
+        if tools:
+            grammar = self._grammars.for_tools(tools, allow_message=self.tool_choice == "auto")
+            return grammar, 1.0 if grammar is not None else self.text_repeat_penalty
+        if response_schema is not None:
+            return self._grammars.for_schema(_loose(response_schema)), self.schema_repeat_penalty
+        return None, self.text_repeat_penalty
 
     # ------------------------------------------------------------------ reply
 

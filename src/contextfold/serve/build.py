@@ -24,6 +24,10 @@ from contextfold.serve.upstream import HttpUpstream, Upstream
 
 __all__ = ["build_proxy", "make_strategy_factory", "open_private", "shared_experience"]
 
+TEXT_REPEAT_PENALTY = 1.3
+"""The embedded model's repeat penalty for plain replies behind ``--upstream local``: greedy,
+a 135M model repeats one sentence until the cap (Gemini CLI then stops the reply as a loop)."""
+
 _log = logging.getLogger(__name__)
 
 
@@ -122,7 +126,9 @@ def make_upstream(config: ServeConfig) -> Upstream:
     from contextfold.models.local import LocalModel
     from contextfold.serve.local_upstream import LocalUpstream
 
-    return LocalUpstream(lambda: LocalModel(n_threads=config.threads))
+    return LocalUpstream(
+        lambda: LocalModel(n_threads=config.threads, text_repeat_penalty=TEXT_REPEAT_PENALTY)
+    )
 
 
 def make_strategy_factory(

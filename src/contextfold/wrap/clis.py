@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = ["CLIS", "AgentCli", "Launch", "Pointing"]
 
 TOKEN_HEADER = "X-Contextfold-Token"
+GEMINI_DEFAULTS = Path(__file__).with_name("gemini_defaults.json")
+"""Gemini CLI's system defaults under wrap: API-key auth (the one a base URL works with)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +97,18 @@ def _codex(to: Pointing, env: Mapping[str, str]) -> Launch:
 
 
 def _gemini(to: Pointing, env: Mapping[str, str]) -> Launch:
-    """Gemini CLI reads its base URL and extra headers from the environment; with a base URL
-    set it calls it with ``GEMINI_API_KEY`` (its gateway auth). The headers the user already
-    sends (``GEMINI_CLI_CUSTOM_HEADERS``, ``Name: value`` pairs split by commas) are kept."""
-    return _by_variables(to, env, "GOOGLE_GEMINI_BASE_URL", "GEMINI_CLI_CUSTOM_HEADERS", ", ")
+    """Gemini CLI reads its base URL and extra headers from the environment; the headers the
+    user already sends (``GEMINI_CLI_CUSTOM_HEADERS``, ``Name: value`` pairs split by commas)
+    are kept. Headless, it runs only with an auth method chosen in its settings and in a
+    folder it trusts: unless the user set them, its system defaults (the lowest settings,
+    which the user's own override) choose the API key (``GEMINI_API_KEY``, sent to the base
+    URL), and ``GEMINI_CLI_TRUST_WORKSPACE`` trusts the folder wrap was started in."""
+    pointed = _by_variables(to, env, "GOOGLE_GEMINI_BASE_URL", "GEMINI_CLI_CUSTOM_HEADERS", ", ")
+    needs = {
+        "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(GEMINI_DEFAULTS),
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+    }
+    return Launch(env=pointed.env | {k: v for k, v in needs.items() if k not in env})
 
 
 def _toml(value: object) -> str:

@@ -114,7 +114,7 @@ class OwnProxy:
 
     def warnings_log(self) -> str | None:
         """The log file, when the proxy wrote warnings to it."""
-        return str(self.log.path) if self.log.records else None
+        return str(self.log.path) if self.log.warnings else None
 
     def __exit__(
         self,
@@ -205,40 +205,57 @@ def _dollars(got: Counts) -> str:
 
 
 class _Log:
-    """The proxy's log records (WARNING and up, Python warnings too) appended to ``path``
-    while attached, counted so the summary can point at them."""
+    """The proxy's log records appended to ``path`` while attached: contextfold's own from
+    INFO up (what each request to the embedded model read and took), everyone's WARNING and
+    up (Python warnings too); the warnings counted so the summary can point at them."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.records = 0
+        """Records written (of the runs that ended)."""
+        self.warnings = 0
+        """Of them, warnings and errors."""
         self._handler: _CountingHandler | None = None
+        self._level = logging.NOTSET
 
     def attach(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._handler = _CountingHandler(self.path)
-        self._handler.setLevel(logging.WARNING)
+        self._handler.setLevel(logging.INFO)
+        self._handler.addFilter(_ours_or_warning)
         self._handler.setFormatter(
             logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s")
         )
         logging.getLogger().addHandler(self._handler)
+        ours = logging.getLogger("contextfold")
+        self._level = ours.level
+        ours.setLevel(logging.INFO)
         logging.captureWarnings(True)
 
     def detach(self) -> None:
         if self._handler is not None:
             logging.getLogger().removeHandler(self._handler)
+            logging.getLogger("contextfold").setLevel(self._level)
             self._handler.close()
             self.records += self._handler.count
+            self.warnings += self._handler.warnings
             self._handler = None
         logging.captureWarnings(False)
+
+
+def _ours_or_warning(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.WARNING or record.name.startswith("contextfold.")
 
 
 class _CountingHandler(logging.FileHandler):
     def __init__(self, path: Path) -> None:
         super().__init__(path, delay=True)
         self.count = 0
+        self.warnings = 0
 
     def emit(self, record: logging.LogRecord) -> None:
         self.count += 1
+        self.warnings += record.levelno >= logging.WARNING
         super().emit(record)
 
 
@@ -255,7 +272,8 @@ def summary(before: Counts, after: Counts, *, sessions: str, log: str | None) ->
     else:
         share = f" ({spared / received:.0%})" if received else ""
         told = (
-            f"{requests:,.0f} requests: the upstream was spared {spared:,.0f} of "
+            f"{requests:,.0f} request{'s' * (requests != 1)}: the upstream was spared "
+            f"{spared:,.0f} of "
             f"{received:,.0f} prompt tokens{share}{_dollars(got)}"
         )
     logged = f"; the proxy logged warnings to {log}" if log else ""

@@ -30,8 +30,8 @@ def chat_options(body: dict[str, Any]) -> dict[str, Any]:
             out[name] = config[key]
     schema = config.get("responseJsonSchema", config.get("responseSchema"))
     if config.get("responseMimeType") == "application/json" and isinstance(schema, dict):
-        schema = schema if "responseJsonSchema" in config else _lower(schema)
-        named = {"name": "response", "schema": schema}
+        # Gemini accepts OpenAPI's spelling of types in either field (Gemini CLI sends it)
+        named = {"name": "response", "schema": _lower(schema)}
         out["response_format"] = {"type": "json_schema", "json_schema": named}
     calling = (body.get("toolConfig") or {}).get("functionCallingConfig") or {}
     mode, allowed = calling.get("mode"), calling.get("allowedFunctionNames") or []
