@@ -37,7 +37,7 @@ from contextfold.core.store import (
     SQLiteStore,
 )
 from contextfold.core.tokens import ApproxCounter
-from contextfold.serve.buffered import BufferedStore
+from contextfold.serve.sessions.buffered import BufferedStore
 from contextfold.testing.postgres import TempPostgres
 
 WRITER = Path(__file__).with_name("_store_writer.py")

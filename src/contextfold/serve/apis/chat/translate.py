@@ -16,7 +16,7 @@ from typing import Any
 
 from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage, to_openai
 from contextfold.serve.apis.chat.media import after_results, carried
-from contextfold.serve.body import NotPortable, strict_json
+from contextfold.serve.edge.body import NotPortable, strict_json
 from contextfold.serve.exchange import ClientRequest
 
 __all__ = ["chat_base", "chat_messages", "chat_tools", "from_chat"]

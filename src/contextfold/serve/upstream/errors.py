@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from contextfold.serve.body import NotPortable, strict_json
+from contextfold.serve.edge.body import NotPortable, strict_json
 from contextfold.serve.errors import UpstreamError, event_status
 
 __all__ = ["answered_error", "streamed_error"]
