@@ -2,5 +2,5 @@
 (:mod:`.request`, :mod:`.body`), routing and error shapes (:mod:`.routes`), server-sent events
 (:mod:`.events`, :mod:`.streaming`), answering a client from a turn (:mod:`.answer`), the
 loopback check (:mod:`.loopback`), the shapes of replies (:mod:`.shapes`). It may import
-serve's shared types (``exchange``, ``errors``, ``config``) and :mod:`..sessions`; never an API
+serve's shared types (``exchange``, ``errors``, ``config``) and the other rooms; never an API
 package."""
