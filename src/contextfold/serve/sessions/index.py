@@ -66,7 +66,7 @@ class SessionIndex:
         """The strategy's marker lines: cut from replies, hashed without (:mod:`.markers`)."""
         self.make_strategy = make_strategy
         self.arms = arms or Arms(make_strategy, make_strategy)
-        """Each session's strategy is its arm's (``serve --control``: :mod:`.arms`)."""
+        """Each session's strategy is its arm's (``serve --control``: :mod:`..ledger.arms`)."""
         self.counter = counter
         self.sessions: dict[str, Branch] = {}
         self._index: dict[str, list[tuple[str, int]]] = {}

@@ -55,7 +55,7 @@ class Proxy:
         """The strategy's marker lines, kept from every client (:mod:`.markers`)."""
         self.metrics = Metrics()
         self.ledger = Ledger(self.metrics)
-        """Every upstream call as billed, beside its direct estimate (:mod:`.bill`)."""
+        """Every upstream call as billed, beside its direct estimate (:mod:`..ledger.bill`)."""
         self.thread = SessionThread()
         self.workers = SessionWorkers()
         self.dispatch = Dispatch(self.thread, self.workers, lambda: self.manager)
