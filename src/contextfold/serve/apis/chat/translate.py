@@ -1,10 +1,9 @@
 """A request of any API sent to a Chat Completions upstream.
 
-The conversation is the same in every API (:mod:`~contextfold.serve.exchange`), so only the rest of a request is
-translated, as its API's request says: its options (:func:`chat_base`) and its tools
+The conversation is the same in every API (:mod:`~contextfold.serve.exchange`), so only the rest of
+a request is translated, as its API's request says: its options (:func:`chat_base`) and its tools
 (:func:`chat_tools`); the model's reply is read back into the one conversation model
-(:func:`from_chat`). So a Chat Completions server (or the embedded model) serves every API.
-"""
+(:func:`from_chat`). So a Chat Completions server (or the embedded model) serves every API."""
 
 from __future__ import annotations
 
