@@ -28,7 +28,7 @@ class Restorer:
 
     def __init__(self, manager: Any, api: str) -> None:
         self.manager = manager
-        """The in-process proxy's :class:`~contextfold.serve.sessions.SessionManager`."""
+        """The in-process proxy's :class:`~contextfold.serve.sessions.sessions.SessionManager`."""
         self.api = api
         self.counter = resolve_counter("approx")
         self.calls = 0

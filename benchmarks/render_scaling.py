@@ -25,8 +25,8 @@ from contextfold.core.messages import (
     ToolMessage,
     UserMessage,
 )
+from contextfold.core.pipeline import render_checked
 from contextfold.core.tokens import ApproxCounter
-from contextfold.core.view import render_checked
 from contextfold.strategies.registry import build_strategy
 
 

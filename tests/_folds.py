@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from contextfold.core.folds import FoldRecord
 from contextfold.core.history import History, Step
+from contextfold.core.pipeline import render_checked
 from contextfold.core.protocols import Folding, Strategy, ToolProvider
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View
 
 
 @dataclass(frozen=True, slots=True)

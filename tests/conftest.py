@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, settings
 
 from contextfold.testing.postgres import TempPostgres
 from tests._components import COMPONENTS, FIXTURES, require
+from tests._stores import make_store  # noqa: F401  (the store tests' fixture)
 
 pytest_plugins = ["pytester"]  # test_tiers runs inner sessions
 

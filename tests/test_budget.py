@@ -21,8 +21,9 @@ from contextfold.core.messages import (
     UserMessage,
     to_openai,
 )
+from contextfold.core.pipeline import render_checked
 from contextfold.core.protocols import Compacting, Strategy
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View
 from contextfold.session import Prepared, Session
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import STRATEGIES, build_strategy

@@ -16,9 +16,9 @@ from typing import Any
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from contextfold.core.meter import Meter
+from contextfold.core.pipeline import render_checked
 from contextfold.core.protocols import Folding
 from contextfold.core.store import SQLiteStore
-from contextfold.core.view import render_checked
 from contextfold.models import ScriptedModel
 from contextfold.strategies.carryon import CarryOnConfig, CarryOnStrategy
 from contextfold.strategies.carryon.grounder import Grounder

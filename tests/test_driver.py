@@ -30,9 +30,9 @@ from contextfold.core.view import View
 from contextfold.envs import FilesEnv
 from contextfold.importers.base import Trajectory
 from contextfold.models import ScriptedModel, tool_call
-from contextfold.serve.conversation import parse_conversation
-from contextfold.serve.sessions import SessionManager
-from contextfold.serve.turns import answer_tool
+from contextfold.serve.sessions.conversation import parse_conversation
+from contextfold.serve.sessions.sessions import SessionManager
+from contextfold.serve.sessions.turns import answer_tool
 from contextfold.session import Session
 from contextfold.strategies.full import FullStrategy
 from contextfold.strategies.refold import RefoldStrategy

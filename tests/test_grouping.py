@@ -18,7 +18,7 @@ from contextfold.core.messages import (
     UserMessage,
     to_openai,
 )
-from contextfold.core.view import render_checked
+from contextfold.core.pipeline import render_checked
 from contextfold.strategies.full import FullStrategy
 
 

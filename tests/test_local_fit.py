@@ -14,9 +14,10 @@ import pytest
 from contextfold.core.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
 from contextfold.models import LocalModel
 from contextfold.models._grammar import Grammars
+from contextfold.serve.apis.chat.wire import ChatWire
 from contextfold.serve.apis.gemini._translate import chat_options
-from contextfold.serve.local_fit import fit_window
-from contextfold.serve.local_upstream import LocalUpstream, reply_schema
+from contextfold.serve.upstream.local import LocalUpstream, reply_schema
+from contextfold.serve.upstream.local_fit import fit_window
 
 pytestmark = pytest.mark.embedded
 
@@ -95,6 +96,6 @@ def test_a_reply_that_must_be_json_is_json_even_beside_a_strategys_tools(
             _tool("restore", {"type": "object", "properties": {"step": {"type": "integer"}}})
         ],
     }
-    completion = LocalUpstream(lambda: model)._complete(body)
+    completion = LocalUpstream(lambda: model, wire=ChatWire())._complete(body)
     data = json.loads(completion.message.content or "")
     assert set(data) == {"score", "why"} and isinstance(data["score"], int)

@@ -20,8 +20,9 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.meter import PRICE_TABLES, get_profile
+from contextfold.core.pipeline import render_checked
 from contextfold.core.tokens import ApproxCounter
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View
 from contextfold.envs import FilesEnv
 from contextfold.importers.base import Trajectory
 from contextfold.models import ScriptedModel

@@ -15,8 +15,9 @@ from contextfold.core.messages import (
     ToolMessage,
     UserMessage,
 )
+from contextfold.core.pipeline import render_checked
 from contextfold.core.tokens import ApproxCounter
-from contextfold.core.view import View, check_view, render_checked
+from contextfold.core.view import View, check_view
 from contextfold.envs import FilesEnv
 from contextfold.models import ScriptedModel
 from contextfold.strategies.refold import RefoldStrategy

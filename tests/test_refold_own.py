@@ -17,8 +17,9 @@ from contextfold.core.messages import (
 )
 from contextfold.core.meter import PRICE_TABLES, get_profile
 from contextfold.core.parts import Part
+from contextfold.core.pipeline import render_checked
 from contextfold.core.tokens import ApproxCounter
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View
 from contextfold.importers.base import Trajectory
 from contextfold.strategies.refold import RefoldStrategy
 from contextfold.strategies.registry import build_strategy

@@ -17,8 +17,9 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.meter import PRICE_TABLES
+from contextfold.core.pipeline import render_checked
 from contextfold.core.tokens import ApproxCounter
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View
 from contextfold.strategies.refold import RefoldConfig, RefoldStrategy
 from contextfold.strategies.refold.cost import NEVER, CostRule
 from contextfold.strategies.refold.reach import USE_WEIGHT, Reach

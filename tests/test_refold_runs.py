@@ -20,8 +20,9 @@ from contextfold.core.messages import (
     from_openai,
     to_openai,
 )
+from contextfold.core.pipeline import render_checked
 from contextfold.core.tokens import ApproxCounter
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View
 from contextfold.strategies.registry import build_strategy
 from contextfold.strategies.restore import restore_text
 from contextfold.testing.upstreams.chat import ScriptedServer

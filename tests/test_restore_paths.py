@@ -18,8 +18,9 @@ from contextfold.core.messages import (
     ToolMessage,
     UserMessage,
 )
+from contextfold.core.pipeline import render_checked
 from contextfold.core.store import MemoryStore, SQLiteStore
-from contextfold.core.view import Elision, RestorePath, View, check_view, render_checked
+from contextfold.core.view import Elision, RestorePath, View, check_view
 from contextfold.strategies.full import FullStrategy
 from contextfold.strategies.registry import build_strategy
 

@@ -17,7 +17,7 @@ from contextfold.cli import app
 from contextfold.core.store import open_store
 from contextfold.savings import load_source
 from contextfold.savings.compare import compare
-from contextfold.serve.arms import draw
+from contextfold.serve.ledger.arms import draw
 from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._savings import needed, run_agents
 from tests._serve import client, serving

@@ -11,9 +11,9 @@ from starlette.datastructures import Headers
 from contextfold.serve.apis import APIS
 from contextfold.serve.apis.anthropic._wire import ANTHROPIC_HEADERS
 from contextfold.serve.apis.chat.wire import OPENAI_HEADERS
+from contextfold.serve.edge.request import tool_list, upstream_headers
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest
-from contextfold.serve.request import tool_list, upstream_headers
 
 SHARED = {"body", "conversation", "family", "stream", "tools", "tool_names", "offer_own"}
 

@@ -21,12 +21,13 @@ from contextfold.core.history import History, Step
 from contextfold.core.protocols import SessionRecord
 from contextfold.core.store import SQLiteStore
 from contextfold.serve import ServeConfig
+from contextfold.serve.apis.chat.wire import ChatWire
 from contextfold.serve.app import create_app
-from contextfold.serve.conversation import parse_conversation
-from contextfold.serve.proxy import Proxy
 from contextfold.serve.runner import ServerThread
-from contextfold.serve.sessions import SessionManager
-from contextfold.serve.upstream import HttpUpstream
+from contextfold.serve.sessions.conversation import parse_conversation
+from contextfold.serve.sessions.proxy import Proxy
+from contextfold.serve.sessions.sessions import SessionManager
+from contextfold.serve.upstream.pool import HttpUpstream
 from contextfold.strategies.full import FullStrategy
 from contextfold.strategies.registry import build_strategy
 from contextfold.testing.upstreams.chat import ScriptedServer, echo_reply
@@ -228,7 +229,7 @@ def test_a_retry_right_after_a_failure_continues_from_memory(tmp_path: Path) -> 
             opened.append(_CountingStore(db))
             return SessionManager(opened[0], _Counted, resolve_counter("approx"))
 
-        proxy = Proxy(config, HttpUpstream(up.url), open_sessions)
+        proxy = Proxy(config, HttpUpstream(up.url, wire=ChatWire()), open_sessions)
         with ServerThread(create_app(proxy), host="127.0.0.1", lifespan="on") as server:
             url = f"http://127.0.0.1:{server.port}/v1"
             chat = openai.OpenAI(base_url=url, api_key=TOKEN, max_retries=0, timeout=30)

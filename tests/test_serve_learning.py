@@ -1,5 +1,5 @@
 """``serve --learn``: a session no request continued for ``idle_end`` seconds has ended; its
-strategy records it once in the experience all sessions share (serve/learning.py)."""
+strategy records it once in the experience all sessions share (serve/sessions/learning.py)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from contextfold.core.experience_file import load_experiences, save_experiences
 from contextfold.core.store import MemoryStore
 from contextfold.serve.build import build_proxy, make_strategy_factory
 from contextfold.serve.config import ServeConfig
-from contextfold.serve.conversation import parse_conversation
-from contextfold.serve.learning import IdleEnds
-from contextfold.serve.sessions import SessionManager, Turn
+from contextfold.serve.sessions.conversation import parse_conversation
+from contextfold.serve.sessions.learning import IdleEnds
+from contextfold.serve.sessions.sessions import SessionManager, Turn
 from contextfold.strategies.refold import RefoldStrategy
 from contextfold.testing.upstreams.chat import ScriptedServer
 from tests._serve import client, serving

@@ -12,8 +12,8 @@ from contextfold.core.counters import resolve_counter
 from contextfold.core.history import Step
 from contextfold.core.messages import to_openai
 from contextfold.core.store import PostgresStore
-from contextfold.serve.conversation import parse_conversation
-from contextfold.serve.sessions import SessionManager
+from contextfold.serve.sessions.conversation import parse_conversation
+from contextfold.serve.sessions.sessions import SessionManager
 from contextfold.strategies.registry import build_strategy
 from contextfold.testing.postgres import TempPostgres
 from contextfold.testing.upstreams.chat import ScriptedServer

@@ -22,7 +22,7 @@ from contextfold import (
 )
 from contextfold.core.experience import Experience
 from contextfold.core.messages import AssistantMessage
-from contextfold.core.view import render_checked
+from contextfold.core.pipeline import render_checked
 from contextfold.strategies.registry import build_strategy
 
 BASH = {

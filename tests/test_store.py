@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Literal
@@ -32,13 +32,13 @@ from contextfold.core.protocols import Store
 from contextfold.core.store import (
     APPLICATION_ID,
     SCHEMA_VERSION,
-    MemoryStore,
     PostgresStore,
     SQLiteStore,
 )
 from contextfold.core.tokens import ApproxCounter
-from contextfold.serve.buffered import BufferedStore
+from contextfold.serve.sessions.buffered import BufferedStore
 from contextfold.testing.postgres import TempPostgres
+from tests._stores import StoreFactory
 
 WRITER = Path(__file__).with_name("_store_writer.py")
 COUNTER = ApproxCounter()
@@ -54,28 +54,6 @@ def _load_writer() -> ModuleType:
 
 
 writer = _load_writer()
-
-StoreFactory = Callable[[], MemoryStore | SQLiteStore | PostgresStore]
-
-
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
-    """A factory that returns the same store (memory) or a fresh connection to one file or
-    one database (a new database per test on the session's PostgreSQL server)."""
-    opened: list[SQLiteStore | PostgresStore] = []
-    memory = MemoryStore()
-    url = request.getfixturevalue("postgres").new_database() if request.param == "postgres" else ""
-
-    def factory() -> MemoryStore | SQLiteStore | PostgresStore:
-        if request.param == "memory":
-            return memory
-        store = PostgresStore(url) if url else SQLiteStore(tmp_path / "s.db")
-        opened.append(store)
-        return store
-
-    yield factory
-    for store in opened:
-        store.close()
 
 
 def conversation() -> list[list[Message]]:

@@ -4,7 +4,6 @@ connection; an older store gains the table in place; a corrupt row is one clear 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,10 +13,10 @@ from contextfold.core.billing import BilledUsage
 from contextfold.core.errors import StoreError
 from contextfold.core.ledger import LedgerEntry
 from contextfold.core.protocols import LedgerStore
-from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore
+from contextfold.core.store import PostgresStore, SQLiteStore
 from contextfold.testing.postgres import TempPostgres
+from tests._stores import StoreFactory
 
-Factory = Callable[[], MemoryStore | SQLiteStore | PostgresStore]
 ENTRY = LedgerEntry(
     session_id="fam~2",
     unit="fam",
@@ -36,26 +35,7 @@ ENTRY = LedgerEntry(
 )
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
-    """The same store (memory), or a new connection to one file or database each call."""
-    opened: list[SQLiteStore | PostgresStore] = []
-    memory = MemoryStore()
-    url = request.getfixturevalue("postgres").new_database() if request.param == "postgres" else ""
-
-    def factory() -> MemoryStore | SQLiteStore | PostgresStore:
-        if request.param == "memory":
-            return memory
-        store = PostgresStore(url) if url else SQLiteStore(tmp_path / "s.db")
-        opened.append(store)
-        return store
-
-    yield factory
-    for store in opened:
-        store.close()
-
-
-def test_a_ledger_comes_back_as_written_in_order(make_store: Factory) -> None:
+def test_a_ledger_comes_back_as_written_in_order(make_store: StoreFactory) -> None:
     store = make_store()
     assert isinstance(store, LedgerStore) and store.load_ledger() == []
     failed = replace(ENTRY, round_idx=0, billed=BilledUsage(), stop=None, error="overloaded")
@@ -67,7 +47,7 @@ def test_a_ledger_comes_back_as_written_in_order(make_store: Factory) -> None:
     assert found[0].restore and not found[1].restore
 
 
-def test_an_entry_needs_no_session_stored(make_store: Factory) -> None:
+def test_an_entry_needs_no_session_stored(make_store: StoreFactory) -> None:
     """A call is billed even when its request failed and its session was never written."""
     store = make_store()
     store.record_ledger(ENTRY)

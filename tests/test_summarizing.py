@@ -21,9 +21,10 @@ from contextfold.core.messages import (
     UserMessage,
 )
 from contextfold.core.meter import Meter
+from contextfold.core.pipeline import render_checked
 from contextfold.core.protocols import Compacting, Folding, Strategy, ToolProvider
 from contextfold.core.store import SQLiteStore
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View
 from contextfold.envs import FilesEnv
 from contextfold.models import ScriptedModel, tool_call
 from contextfold.strategies.folding import Folder

@@ -17,8 +17,9 @@ from contextfold.core.messages import (
     Message,
     UserMessage,
 )
+from contextfold.core.pipeline import render_checked
 from contextfold.core.store import SQLiteStore
-from contextfold.core.view import View, render_checked
+from contextfold.core.view import View
 from contextfold.models import ScriptedModel
 from contextfold.strategies.folding import Folder, FolderSource
 from contextfold.strategies.registry import build_strategy, needs_folder

@@ -13,8 +13,9 @@ from contextfold.core.messages import (
     ToolMessage,
     UserMessage,
 )
+from contextfold.core.pipeline import render_checked
 from contextfold.core.store import SQLiteStore
-from contextfold.core.view import View, render_and_check, render_checked
+from contextfold.core.view import View, render_and_check
 from contextfold.models import ScriptedModel
 from contextfold.strategies.folding import Folder
 from contextfold.strategies.registry import build_strategy

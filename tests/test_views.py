@@ -15,13 +15,13 @@ from contextfold.core.messages import (
     UserMessage,
     to_openai,
 )
+from contextfold.core.pipeline import render_checked
 from contextfold.core.view import (
     Elision,
     Provenance,
     View,
     check_view,
     render_and_check,
-    render_checked,
 )
 from contextfold.strategies.full import FullStrategy
 from tests.gen import histories

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from contextfold.cli import app
-from contextfold.serve.metrics import Metrics
+from contextfold.serve.ledger.metrics import Metrics
 from contextfold.wrap import CLIS, Pointing
 from contextfold.wrap.child import exit_status
 from contextfold.wrap.clis import GEMINI_DEFAULTS

@@ -40,9 +40,10 @@ if _TYPE_CHECKING:
         from_openai,
         to_openai,
     )
+    from contextfold.core.pipeline import render_checked
     from contextfold.core.protocols import Store, Strategy
     from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, open_store
-    from contextfold.core.view import Elision, RestorePath, View, render_checked
+    from contextfold.core.view import Elision, RestorePath, View
     from contextfold.session import Prepared, Session
     from contextfold.strategies.registry import STRATEGIES, build_strategy
 
@@ -61,7 +62,8 @@ _HOME = {
         "to_openai",
     ),
     "contextfold.core.history": ("History", "Step"),
-    "contextfold.core.view": ("Elision", "RestorePath", "View", "render_checked"),
+    "contextfold.core.view": ("Elision", "RestorePath", "View"),
+    "contextfold.core.pipeline": ("render_checked",),
     "contextfold.strategies.registry": ("STRATEGIES", "build_strategy"),
     "contextfold.core.protocols": ("Store", "Strategy"),
     "contextfold.core.store": ("MemoryStore", "PostgresStore", "SQLiteStore", "open_store"),

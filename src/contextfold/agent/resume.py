@@ -14,7 +14,8 @@ from contextfold.agent.loop import Agent, AgentResult
 from contextfold.core.driver import Driver
 from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage
-from contextfold.core.protocols import Environment, Strategy, ToolProvider, UserSimulator
+from contextfold.core.own_tools import own_tool_names
+from contextfold.core.protocols import Environment, Strategy, UserSimulator
 
 __all__ = ["model_calls_made", "replay_tools", "resume"]
 
@@ -78,8 +79,7 @@ def model_calls_made(history: History) -> int:
 
 def replay_tools(history: History, env: Environment, strategy: Strategy) -> int:
     """Run the agent's recorded environment tool calls again, in order; returns how many."""
-    own = strategy.tools() if isinstance(strategy, ToolProvider) else []
-    skip = {t["function"]["name"] for t in own}
+    skip = set(own_tool_names(strategy))
     known = {t["function"]["name"] for t in env.tools()}
     count = 0
     for step in history.steps:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 
-from contextfold.core.protocols import Strategy, ToolProvider
+from contextfold.core.own_tools import own_tools
+from contextfold.core.protocols import Strategy
 from contextfold.core.tokens import TokenCounter
 
 __all__ = ["schema_tokens"]
@@ -19,5 +20,5 @@ __all__ = ["schema_tokens"]
 
 def schema_tokens(strategy: Strategy, counter: TokenCounter) -> int:
     """Tokens of the strategy's own tool schemas as JSON (``restore``: about 55)."""
-    tools = strategy.tools() if isinstance(strategy, ToolProvider) else []
+    tools = own_tools(strategy)
     return counter.count_batch([json.dumps(tools)])[0] if tools else 0

@@ -19,6 +19,7 @@ from typing import Any
 
 from contextfold.core.history import History, Step
 from contextfold.core.messages import Message
+from contextfold.core.own_tools import own_tool_names, own_tools
 from contextfold.core.pipeline import OnFold, Rendered, prepare_view
 from contextfold.core.protocols import Learning, Strategy, ToolProvider
 
@@ -64,8 +65,8 @@ class Driver:
     ) -> None:
         self.strategy, self.history, self.budget = strategy, history, budget
         self.fit, self.on_fold = fit, on_fold
-        self._own = list(strategy.tools()) if isinstance(strategy, ToolProvider) else []
-        self._names = frozenset(t["function"]["name"] for t in self._own)
+        self._own = own_tools(strategy)
+        self._names = frozenset(own_tool_names(strategy))
 
     @classmethod
     def resumed(

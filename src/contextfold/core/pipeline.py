@@ -2,7 +2,7 @@
 
 :func:`prepare_view` is the one way every caller gets its view: the loop step
 (:class:`~contextfold.core.driver.Driver`, which Session, the agent loop, the proxy and replay
-are built on) and :func:`~contextfold.core.view.render_checked`, so a view over the budget is
+are built on) and :func:`render_checked` (here), so a view over the budget is
 never sent and nothing happens silently anywhere. A tool result the strategy rewrote keeps its
 provider parts (:mod:`~contextfold.core.carry`).
 """
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from contextfold.core.history import History
     from contextfold.core.protocols import Strategy
 
-__all__ = ["Rendered", "fold_due", "prepare_view"]
+__all__ = ["Rendered", "fold_due", "prepare_view", "render_checked"]
 
 OnFold = Callable[[FoldRecord], None]
 
@@ -116,3 +116,15 @@ def _render(strategy: Strategy, history: History, budget: int | None) -> tuple[V
     start = time.perf_counter_ns()
     view = carry_parts(render_and_check(strategy, history, budget), history)
     return view, time.perf_counter_ns() - start
+
+
+def render_checked(strategy: Strategy, history: History, budget: int | None = None) -> View:
+    """Render ``history`` with ``strategy`` and check the view; raises :class:`ViewError`.
+
+    With a ``budget``, a view over it is never returned: a strategy that can compact is made
+    to (its forced fold runs, for one that folds) and renders again; still over, or unable to
+    compact, :class:`~contextfold.core.errors.ContextBudgetError`. The folds that are due
+    before the budget forces one are not run here: :func:`prepare_view`
+    (and :class:`~contextfold.session.Session`, the agent loop, the proxy) run them first.
+    """
+    return prepare_view(strategy, history, budget, fold=False).view

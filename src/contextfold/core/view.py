@@ -2,9 +2,9 @@
 
 A :class:`View` holds the chat messages to send, each message's token count, its provenance
 (the steps it renders and whether verbatim), and an :class:`Elision` for everything left out.
-:func:`check_view` enforces the invariants every view must keep; :func:`render_checked` runs a
-strategy and checks what it returns (and, given a budget, that it fits:
-:mod:`contextfold.core.pipeline`), so no invalid view ever reaches a model.
+:func:`check_view` enforces the invariants every view must keep;
+:func:`~contextfold.core.pipeline.render_checked` runs a strategy and checks what it returns
+(and, given a budget, that it fits), so no invalid view ever reaches a model.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from contextfold.core.messages import (
     ToolMessage,
     common_prefix,
 )
+from contextfold.core.own_tools import own_tool_names
 
 if TYPE_CHECKING:
     from contextfold.core.history import History, Step
@@ -36,9 +37,7 @@ __all__ = [
     "View",
     "ViewBuilder",
     "check_view",
-    "offered_tools",
     "render_and_check",
-    "render_checked",
 ]
 
 _Fail = Callable[[str], ViewError]
@@ -130,20 +129,6 @@ class View:
         return sum(e.tokens for e in self.elisions if e.restore is None)
 
 
-def render_checked(strategy: Strategy, history: History, budget: int | None = None) -> View:
-    """Render ``history`` with ``strategy`` and check the view; raises :class:`ViewError`.
-
-    With a ``budget``, a view over it is never returned: a strategy that can compact is made
-    to (its forced fold runs, for one that folds) and renders again; still over, or unable to
-    compact, :class:`~contextfold.core.errors.ContextBudgetError`. The folds that are due
-    before the budget forces one are not run here: :func:`contextfold.core.pipeline.prepare_view`
-    (and :class:`~contextfold.session.Session`, the agent loop, the proxy) run them first.
-    """
-    from contextfold.core.pipeline import prepare_view  # it builds on this module
-
-    return prepare_view(strategy, history, budget, fold=False).view
-
-
 def render_and_check(strategy: Strategy, history: History, budget: int | None) -> View:
     """Render ``history`` with ``strategy`` and check the view, the budget not enforced;
     raises :class:`ViewError`.
@@ -157,30 +142,10 @@ def render_and_check(strategy: Strategy, history: History, budget: int | None) -
         previous = _CHECKED.get(strategy)
     except TypeError:  # not weak-referenceable: check in full
         previous = None
-    checked = _check(view, history, strategy.name, previous, offered_tools(strategy))
+    checked = _check(view, history, strategy.name, previous, own_tool_names(strategy))
     with contextlib.suppress(TypeError):
         _CHECKED[strategy] = checked
     return view
-
-
-def offered_tools(strategy: Strategy) -> frozenset[str]:
-    """Names of the tools a strategy offers the agent (none unless it is a ToolProvider);
-    looked up once per strategy instance (a strategy's tools do not change)."""
-    from contextfold.core.protocols import ToolProvider
-
-    with contextlib.suppress(TypeError):  # not weak-referenceable: look them up each time
-        known = _TOOLS.get(strategy)
-        if known is not None:
-            return known
-    names: frozenset[str] = frozenset()
-    if isinstance(strategy, ToolProvider):
-        names = frozenset(t["function"]["name"] for t in strategy.tools())
-    with contextlib.suppress(TypeError):
-        _TOOLS[strategy] = names
-    return names
-
-
-_TOOLS: weakref.WeakKeyDictionary[object, frozenset[str]] = weakref.WeakKeyDictionary()
 
 
 def check_view(view: View, history: History, *, strategy: str, tools: Collection[str] = ()) -> None:
@@ -225,7 +190,7 @@ def _check(
     history: History,
     strategy: str,
     previous: _Checked | None,
-    tools: frozenset[str],
+    tools: Collection[str],
 ) -> _Checked:
     step = len(history) - 1 if len(history) else None
 
@@ -291,9 +256,9 @@ def _ranges(steps: Sequence[int]) -> str:
     return ", ".join(text) + (", ..." if len(runs) > 5 else "")
 
 
-def _check_restore_paths(elisions: Sequence[Elision], tools: frozenset[str], fail: _Fail) -> None:
+def _check_restore_paths(elisions: Sequence[Elision], tools: Collection[str], fail: _Fail) -> None:
     named = {e.restore.tool for e in elisions if e.restore is not None}
-    missing = named - tools
+    missing = named.difference(tools)
     if missing:
         offered = ", ".join(sorted(tools)) or "none"
         raise fail(

@@ -22,7 +22,7 @@ from contextfold.core.messages import SystemMessage
 from contextfold.core.wire import responses
 from contextfold.importers.base import RecordedCall, Trajectory
 from contextfold.importers.probe import Format, Item, Probe
-from contextfold.importers.records import broken_line, count, iso_time, main_model
+from contextfold.importers.records import at_line, broken_line, count, iso_time, main_model
 from contextfold.importers.steps import group_steps
 
 __all__ = ["FORMAT", "read"]
@@ -193,8 +193,10 @@ def _trajectory(
     try:
         items = responses.read_input(segment.items, "items")
     except MessageFormatError as exc:
-        raise ImportFormatError(probe.name, _at_line(exc.at, segment.lines), exc.problem) from exc
-    labeled = [(_at_line(label, segment.lines), message) for label, message in items]
+        raise ImportFormatError(
+            probe.name, at_line(exc.at, "items", segment.lines), exc.problem
+        ) from exc
+    labeled = [(at_line(label, "items", segment.lines), message) for label, message in items]
     grouped = group_steps(probe.name, labeled, system=system)
     meta = rollout.meta
     ident = meta.get("id") if isinstance(meta.get("id"), str) else probe.path.stem
@@ -212,17 +214,6 @@ def _trajectory(
         f"{ident}#{k}" if k > 1 else str(ident), probe.name, grouped.system, grouped.steps,
         meta=info, model=main_model(calls), calls=calls,
     )  # fmt: skip
-
-
-def _at_line(at: str, lines: list[int]) -> str:
-    """``items[3].content[0]`` as ``line 42, content[0]``."""
-    head, _, rest = at.partition("]")
-    index = head.removeprefix("items[")
-    if not index.isdigit() or int(index) >= len(lines):
-        return at
-    where = f"line {lines[int(index)]}"
-    rest = rest.lstrip(".")
-    return f"{where}, {rest}" if rest else where
 
 
 def _claims(probe: Probe) -> bool:

@@ -21,7 +21,7 @@ from contextfold.core.errors import ImportFormatError, MessageFormatError
 from contextfold.core.wire import gemini
 from contextfold.importers.base import RecordedCall, Trajectory
 from contextfold.importers.probe import Format, Item, Probe
-from contextfold.importers.records import broken_line, count, iso_time, main_model
+from contextfold.importers.records import at_line, broken_line, count, iso_time, main_model
 from contextfold.importers.steps import group_steps
 
 __all__ = ["FORMAT", "read"]
@@ -205,11 +205,14 @@ def _trajectory(probe: Probe, record: _Record) -> Trajectory | None:
     contents, origins, calls = _contents(record)
     if not calls:
         return None
+    lines = [record.lines.get(origin, 0) for origin in origins]
     try:
         items = gemini.read_contents(contents)
     except MessageFormatError as exc:
-        raise ImportFormatError(probe.name, _at_line(exc.at, origins, record), exc.problem) from exc
-    labeled = [(_at_line(label, origins, record), message) for label, message in items]
+        raise ImportFormatError(
+            probe.name, at_line(exc.at, "contents", lines), exc.problem
+        ) from exc
+    labeled = [(at_line(label, "contents", lines), message) for label, message in items]
     grouped = group_steps(probe.name, labeled)
     meta: dict[str, Any] = {"format": "gemini-cli", "file": probe.path.name}
     meta.update(
@@ -225,17 +228,6 @@ def _trajectory(probe: Probe, record: _Record) -> Trajectory | None:
         ident if isinstance(ident, str) else probe.path.stem, probe.name, None, grouped.steps,
         meta=meta, model=main_model(calls), calls=tuple(calls),
     )  # fmt: skip
-
-
-def _at_line(at: str, origins: list[str], record: _Record) -> str:
-    """``contents[3].parts[0]`` as ``line 42, parts[0]`` (the line of message 3's record)."""
-    head, _, rest = at.partition("]")
-    index = head.removeprefix("contents[")
-    if not index.isdigit() or int(index) >= len(origins):
-        return at
-    where = f"line {record.lines.get(origins[int(index)], 0)}"
-    rest = rest.lstrip(".")
-    return f"{where}, {rest}" if rest else where
 
 
 def _claims(probe: Probe) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 from contextfold.core.errors import ImportFormatError
 from contextfold.importers.base import RecordedCall
 
-__all__ = ["broken_line", "count", "iso_time", "main_model"]
+__all__ = ["at_line", "broken_line", "count", "iso_time", "main_model"]
 
 
 def iso_time(value: Any) -> float | None:
@@ -40,3 +40,15 @@ def broken_line(path: str, number: int) -> ImportFormatError:
     """A line that is not one JSON object (a CLI killed mid-write, a line cut in two)."""
     problem = "a broken line (not one JSON object: cut short, or cut in two): skipped"
     return ImportFormatError(path, f"line {number}", problem)
+
+
+def at_line(at: str, field: str, lines: Sequence[int]) -> str:
+    """A reader's place ``FIELD[3].parts[0]`` as ``line 42, parts[0]``, where ``lines[3]`` is
+    the log line item 3 came from (0: unknown; a place it cannot read stays as it is)."""
+    head, _, rest = at.partition("]")
+    index = head.removeprefix(f"{field}[")
+    if not index.isdigit() or int(index) >= len(lines):
+        return at
+    where = f"line {lines[int(index)]}"
+    rest = rest.lstrip(".")
+    return f"{where}, {rest}" if rest else where

@@ -18,11 +18,11 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from contextfold.core.errors import ContextFoldError
 from contextfold.serve.apis import APIS, served_apis
+from contextfold.serve.edge.loopback import check_local
+from contextfold.serve.edge.request import check_token, has_token, upstream_headers
+from contextfold.serve.edge.routes import Endpoint, Handler, Routes
 from contextfold.serve.errors import ApiError
-from contextfold.serve.loopback import check_local
-from contextfold.serve.proxy import Proxy
-from contextfold.serve.request import check_token, has_token, upstream_headers
-from contextfold.serve.routes import Endpoint, Handler, Routes
+from contextfold.serve.sessions.proxy import Proxy
 
 __all__ = ["create_app"]
 
@@ -33,14 +33,14 @@ _log = logging.getLogger(__name__)
 def create_app(proxy: Proxy) -> Starlette:
     """The ASGI app serving ``proxy`` (its store opens at start-up, closes at shutdown).
 
-    Routes (:mod:`~contextfold.serve.routes`): the APIs the upstream lets the proxy serve
+    Routes (:mod:`~contextfold.serve.edge.routes`): the APIs the upstream lets the proxy serve
     (:func:`~contextfold.serve.apis.served_apis`, each API's routes and error shape from its
     :data:`~contextfold.serve.apis.APIS` entry), ``GET /v1/models`` (the upstream's, with the APIs
     served), ``GET /health`` (no token needed; ``?upstream=1`` also asks whether the upstream
     can be reached: a 503 when not), ``GET /metrics`` (Prometheus text). Every route
     but ``/health`` needs the bearer token unless the proxy runs with ``--no-auth`` on loopback;
     then every route answers only requests addressed to the loopback host from no foreign page
-    (:mod:`~contextfold.serve.loopback`). Bodies over the size limit get a 413 before they are
+    (:mod:`~contextfold.serve.edge.loopback`). Bodies over the size limit get a 413 before they are
     read whole. Every error is JSON in the shape of the API whose route was asked.
     """
 

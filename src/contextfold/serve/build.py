@@ -1,4 +1,4 @@
-"""Building a :class:`~contextfold.serve.proxy.Proxy` from a :class:`ServeConfig`."""
+"""Building a :class:`~contextfold.serve.sessions.proxy.Proxy` from a :class:`ServeConfig`."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from contextfold.core.experience import Experience
 from contextfold.core.protocols import Learning, Marking, Store, Strategy
 from contextfold.core.store import MemoryStore, PostgresStore, SQLiteStore, is_postgres_url
 from contextfold.serve.apis import APIS
-from contextfold.serve.arms import CONTROL_STRATEGY, Arms
 from contextfold.serve.config import ServeConfig, redact_url
-from contextfold.serve.learning import IdleEnds
-from contextfold.serve.markers import Markers
-from contextfold.serve.proxy import Proxy
-from contextfold.serve.sessions import SessionManager
-from contextfold.serve.upstream import HttpUpstream, Upstream
+from contextfold.serve.ledger.arms import CONTROL_STRATEGY, Arms
+from contextfold.serve.sessions.learning import IdleEnds
+from contextfold.serve.sessions.markers import Markers
+from contextfold.serve.sessions.proxy import Proxy
+from contextfold.serve.sessions.sessions import SessionManager
+from contextfold.serve.upstream.pool import HttpUpstream, Upstream
 
 __all__ = ["build_proxy", "make_strategy_factory", "open_private", "shared_experience"]
 
@@ -124,10 +124,11 @@ def make_upstream(config: ServeConfig) -> Upstream:
             pool_wait=config.pool_wait,
         )
     from contextfold.models.local import LocalModel
-    from contextfold.serve.local_upstream import LocalUpstream
+    from contextfold.serve.upstream.local import LocalUpstream
 
     return LocalUpstream(
-        lambda: LocalModel(n_threads=config.threads, text_repeat_penalty=TEXT_REPEAT_PENALTY)
+        lambda: LocalModel(n_threads=config.threads, text_repeat_penalty=TEXT_REPEAT_PENALTY),
+        wire=APIS["chat"].wire(),
     )
 
 

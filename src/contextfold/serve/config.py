@@ -70,14 +70,14 @@ class ServeConfig:
     starts from the entry of its label, frozen unless ``learn``."""
     learn: bool = False
     """Learn across sessions: a session no request continued for ``idle_end`` seconds has
-    ended and teaches the sessions after it (:mod:`contextfold.serve.learning`)."""
+    ended and teaches the sessions after it (:mod:`contextfold.serve.sessions.learning`)."""
     idle_end: float = DEFAULT_IDLE_END
     save_experience: Path | None = None
     """With ``learn``: the experience file written whenever a session is recorded as ended
     (the strategy's label entry; other labels in the file are kept)."""
     control: float = 0.0
     """The share of sessions left unfolded as a control group (served as ``full``; chosen by
-    a hash of the session: :mod:`~contextfold.serve.arms`)."""
+    a hash of the session: :mod:`~contextfold.serve.ledger.arms`)."""
 
     def check(self) -> None:
         """Raise ValueError when the settings are unsafe or inconsistent."""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from contextfold.core.messages import AssistantMessage, Message
 from contextfold.core.view import Provenance
-from contextfold.serve.conversation import Conversation
+from contextfold.serve.sessions.conversation import Conversation
 
 if TYPE_CHECKING:
     from contextfold.serve.errors import ApiError

@@ -13,7 +13,7 @@ import uvicorn
 from contextfold.serve.app import create_app
 from contextfold.serve.build import build_proxy
 from contextfold.serve.config import ServeConfig
-from contextfold.serve.proxy import Proxy
+from contextfold.serve.sessions.proxy import Proxy
 
 __all__ = ["ProxyThread", "ServerThread", "listening_socket"]
 

@@ -21,7 +21,7 @@ from contextfold.core.messages import to_openai
 from contextfold.core.pipeline import Rendered
 from contextfold.core.view import View
 
-__all__ = ["Prepared", "offered_tools"]
+__all__ = ["Prepared", "session_tools"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ class Prepared:
         )
 
 
-def offered_tools(
+def session_tools(
     tools: Sequence[Any] | None, own: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
     """The caller's tool schemas (dicts, or the openai SDK's objects) checked, then the

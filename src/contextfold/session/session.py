@@ -29,7 +29,7 @@ from contextfold.core.messages import SystemMessage
 from contextfold.core.protocols import Learning, Store, Strategy
 from contextfold.core.tokens import TokenCounter
 from contextfold.session.appending import Seen, new_steps
-from contextfold.session.prepared import Prepared, offered_tools
+from contextfold.session.prepared import Prepared, session_tools
 from contextfold.strategies.folding import FolderSource
 from contextfold.strategies.registry import build_strategy, spec_dict
 
@@ -154,7 +154,7 @@ class Session:
                 at="messages",
             )
         messages = list(messages)
-        offered = offered_tools(tools, self._driver.tool_schemas)
+        offered = session_tools(tools, self._driver.tool_schemas)
         parsed = self._seen.parse(messages)
         grouped = group_steps(parsed)
         if not grouped.steps:

@@ -12,7 +12,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
-from contextfold.core.protocols import Strategy, ToolProvider
+from contextfold.core.own_tools import own_tool_names
+from contextfold.core.protocols import Strategy
 from contextfold.strategies.folding import NO_FOLDER, FolderConfig, FolderSource
 from contextfold.strategies.folding.source import OptionalFolderConfig
 from contextfold.strategies.full import FullStrategy
@@ -130,9 +131,7 @@ def _folder_need(config: type[Any]) -> FolderNeed:
 
 
 def _tools(strategy: Strategy) -> tuple[str, ...]:
-    if not isinstance(strategy, ToolProvider):
-        return ()
-    return tuple(t["function"]["name"] for t in strategy.tools())
+    return own_tool_names(strategy)
 
 
 def _option(name: str, field: FieldInfo, value: Any) -> OptionInfo:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from contextfold.core.errors import StoreError
 from contextfold.core.store._ledger import ledger_schema
+from contextfold.core.store._tables import session_tables
 
 if TYPE_CHECKING:
     import psycopg
@@ -15,49 +16,11 @@ POSTGRES_SCHEMA_VERSION = 3
 
 _LOCK_KEY = 0x43464C44  # pg_advisory_xact_lock key: replicas starting together create it once
 
-_SCHEMA = """
-CREATE TABLE contextfold_schema (version INTEGER NOT NULL);
-CREATE TABLE sessions (
-    session_id TEXT PRIMARY KEY NOT NULL,
-    system     TEXT,
-    counter    TEXT NOT NULL,
-    meta       TEXT NOT NULL,
-    steps      INTEGER NOT NULL DEFAULT 0 CHECK (steps >= 0),
-    created_at TEXT NOT NULL
-);
-CREATE TABLE steps (
-    session_id TEXT NOT NULL REFERENCES sessions (session_id),
-    idx        INTEGER NOT NULL CHECK (idx >= 0),
-    messages   TEXT NOT NULL,
-    tokens     TEXT NOT NULL,
-    hashes     TEXT NOT NULL,
-    PRIMARY KEY (session_id, idx)
-);
-CREATE TABLE calls (
-    session_id TEXT NOT NULL REFERENCES sessions (session_id),
-    call_idx   INTEGER NOT NULL CHECK (call_idx >= 0),
-    step_idx   INTEGER NOT NULL CHECK (step_idx >= 0),
-    messages   TEXT NOT NULL,
-    usage      TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, call_idx)
-);
-CREATE TABLE folds (
-    session_id TEXT NOT NULL REFERENCES sessions (session_id),
-    fold_idx   INTEGER NOT NULL CHECK (fold_idx >= 0),
-    record     TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, fold_idx)
-);
-CREATE TABLE replies (
-    session_id TEXT NOT NULL REFERENCES sessions (session_id),
-    reply_idx  INTEGER NOT NULL CHECK (reply_idx >= 0),
-    step_idx   INTEGER NOT NULL CHECK (step_idx >= 0),
-    message    TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, reply_idx)
-);
-""" + ledger_schema("postgres")
+_SCHEMA = (
+    "\nCREATE TABLE contextfold_schema (version INTEGER NOT NULL);"
+    + session_tables(step_count=True)
+    + ledger_schema("postgres")
+)
 
 _UPGRADES = {
     1: _SCHEMA[_SCHEMA.index("CREATE TABLE replies") : _SCHEMA.index("CREATE TABLE ledger")],

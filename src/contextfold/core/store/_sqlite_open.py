@@ -9,6 +9,7 @@ from pathlib import Path
 
 from contextfold.core.errors import StoreError
 from contextfold.core.store._ledger import ledger_schema
+from contextfold.core.store._tables import session_tables
 
 SCHEMA_VERSION = 4
 """Version of the SQLite schema, kept in ``PRAGMA user_version``."""
@@ -16,47 +17,7 @@ SCHEMA_VERSION = 4
 APPLICATION_ID = 0x43464C44
 """``PRAGMA application_id`` of a contextfold store ("CFLD")."""
 
-_SCHEMA = """
-CREATE TABLE sessions (
-    session_id TEXT PRIMARY KEY NOT NULL,
-    system     TEXT,
-    counter    TEXT NOT NULL,
-    meta       TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE steps (
-    session_id TEXT NOT NULL REFERENCES sessions (session_id),
-    idx        INTEGER NOT NULL CHECK (idx >= 0),
-    messages   TEXT NOT NULL,
-    tokens     TEXT NOT NULL,
-    hashes     TEXT NOT NULL,
-    PRIMARY KEY (session_id, idx)
-);
-CREATE TABLE calls (
-    session_id TEXT NOT NULL REFERENCES sessions (session_id),
-    call_idx   INTEGER NOT NULL CHECK (call_idx >= 0),
-    step_idx   INTEGER NOT NULL CHECK (step_idx >= 0),
-    messages   TEXT NOT NULL,
-    usage      TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, call_idx)
-);
-CREATE TABLE folds (
-    session_id TEXT NOT NULL REFERENCES sessions (session_id),
-    fold_idx   INTEGER NOT NULL CHECK (fold_idx >= 0),
-    record     TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, fold_idx)
-);
-CREATE TABLE replies (
-    session_id TEXT NOT NULL REFERENCES sessions (session_id),
-    reply_idx  INTEGER NOT NULL CHECK (reply_idx >= 0),
-    step_idx   INTEGER NOT NULL CHECK (step_idx >= 0),
-    message    TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, reply_idx)
-);
-""" + ledger_schema("sqlite")
+_SCHEMA = session_tables(step_count=False) + ledger_schema("sqlite")
 
 _UPGRADES = {
     # tables are only added; nothing stored changes

@@ -20,11 +20,9 @@ from contextfold.core.messages import (
     Message,
     SystemMessage,
     ToolCall,
-    ToolMessage,
-    UserMessage,
 )
 from contextfold.core.parts import Part
-from contextfold.core.wire.layout import layout_part, raw, template_of
+from contextfold.core.wire.layout import layout_part, message_of, raw, template_of
 from contextfold.core.wire.media import media_tokens
 
 __all__ = ["API", "Marker", "Markers", "read_assistant", "read_messages", "read_system"]
@@ -299,11 +297,7 @@ def _message(run: _Run, *, default_head: bool) -> Message:
     if more or run.template != _canonical(run, text):
         shown = "\n".join(run.shown)
         parts = (layout_part(API, run.template, text, shown=shown, tokens=run.tokens, **more),)
-    if run.kind == "assistant":
-        return AssistantMessage(text, tool_calls=tuple(run.calls), parts=parts)
-    if run.kind == "tool":
-        return ToolMessage(text, run.call_id, parts=parts)
-    return UserMessage(text, parts=parts)
+    return message_of(run.kind, text, run.calls, run.call_id, parts)
 
 
 def _canonical(run: _Run, text: str) -> list[Any]:

@@ -14,7 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from contextfold.core.messages import Message, ToolCall
+from contextfold.core.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from contextfold.core.parts import Part
 
 __all__ = [
@@ -22,6 +28,7 @@ __all__ = [
     "fill",
     "layout_of",
     "layout_part",
+    "message_of",
     "placed_calls",
     "raw",
     "template_of",
@@ -248,3 +255,15 @@ def _resized(node: Any, sizes: Any) -> Any:
         else:
             out[key] = _resized(value, sizes)
     return out
+
+
+def message_of(
+    kind: str, text: str, calls: Sequence[ToolCall], call_id: str, parts: tuple[Part, ...]
+) -> Message:
+    """A message a reader put together: an assistant's (its ``calls``), a tool's result (to
+    ``call_id``) or a user's, with its layout ``parts``."""
+    if kind == "assistant":
+        return AssistantMessage(text, tool_calls=tuple(calls), parts=parts)
+    if kind == "tool":
+        return ToolMessage(text, call_id, parts=parts)
+    return UserMessage(text, parts=parts)

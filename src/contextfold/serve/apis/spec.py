@@ -7,12 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from contextfold.serve.routes import ErrorShape, openai_error
+from contextfold.serve.edge.routes import ErrorShape, openai_error
 
 if TYPE_CHECKING:
+    from contextfold.serve.edge.routes import Endpoint
     from contextfold.serve.exchange import Wire
-    from contextfold.serve.proxy import Proxy
-    from contextfold.serve.routes import Endpoint
+    from contextfold.serve.sessions.proxy import Proxy
 
 __all__ = ["ApiSpec"]
 
@@ -24,9 +24,10 @@ class ApiSpec:
     - its request type: a :class:`~contextfold.serve.exchange.ClientRequest` subclass naming
       the API (``api``), with the fields only its modules read, and its options and tools as
       a Chat Completions upstream takes them (``chat_options``, ``chat_tool``);
-    - its :attr:`routes`: read the body (:mod:`~contextfold.serve.request`'s shared checks),
+    - its :attr:`routes`: read the body (:mod:`~contextfold.serve.edge.request`'s shared checks),
       parse it into that request, answer with a
-      :class:`~contextfold.serve.exchange.ClientWriter` (:func:`~contextfold.serve.answer.answer`),
+      :class:`~contextfold.serve.exchange.ClientWriter`
+      (:func:`~contextfold.serve.edge.answer.answer`),
       errors in its shape (:attr:`errors`);
     - its :attr:`wire` (:class:`~contextfold.serve.exchange.Wire`): a call's body, the replies
       whole or streamed, its provider's :class:`~contextfold.serve.exchange.HeaderFamily`.

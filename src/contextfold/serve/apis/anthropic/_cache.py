@@ -79,7 +79,8 @@ def place_breakpoints(
     block of the view's settled part (:attr:`~contextfold.core.view.View.settled`: for refold,
     everything before its boundary), so that part is written to the cache once and read from it
     at every call until the strategy next rewrites it. And one where an earlier call's cache
-    ends that this view still holds (:meth:`~contextfold.serve.turns.Branch.cached_through`):
+    ends that this view still holds
+    (:meth:`~contextfold.serve.sessions.turns.Branch.cached_through`):
     when the strategy rewrites part of its view (refold advancing) more than 20 blocks after
     that, no other mark would read it. Over the limit, the proxy's settled mark is kept first,
     then the client's last one, the earlier cache's, and the client's others from the last one

@@ -18,9 +18,9 @@ from contextfold.core.wire.layout import layout_of
 from contextfold.serve.apis.anthropic._errors import anthropic_error
 from contextfold.serve.apis.anthropic._stops import to_anthropic
 from contextfold.serve.apis.anthropic._write import API, assistant_blocks, tool_input
+from contextfold.serve.edge.streaming import sse
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply, Stop
-from contextfold.serve.streaming import sse
 
 __all__ = ["AnthropicStream", "AnthropicWriter", "anthropic_usage"]
 

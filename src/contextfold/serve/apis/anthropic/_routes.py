@@ -13,25 +13,25 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from contextfold.core.tokens import count_messages
-from contextfold.serve.answer import answer
 from contextfold.serve.apis.anthropic._cache import Marks
 from contextfold.serve.apis.anthropic._client import AnthropicWriter
 from contextfold.serve.apis.anthropic._read import read_messages, read_system
 from contextfold.serve.apis.anthropic._request import AnthropicRequest
 from contextfold.serve.apis.anthropic._wire import ANTHROPIC_HEADERS
-from contextfold.serve.conversation import Shown, conversation_of
-from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import HeaderFamily
-from contextfold.serve.proxy import Proxy
-from contextfold.serve.request import (
+from contextfold.serve.edge.answer import answer
+from contextfold.serve.edge.request import (
     family_of,
     json_object,
     read_body,
     tool_list,
     upstream_headers,
 )
-from contextfold.serve.routes import Endpoint
-from contextfold.serve.upstream import HttpUpstream
+from contextfold.serve.edge.routes import Endpoint
+from contextfold.serve.errors import ApiError
+from contextfold.serve.exchange import HeaderFamily
+from contextfold.serve.sessions.conversation import Shown, conversation_of
+from contextfold.serve.sessions.proxy import Proxy
+from contextfold.serve.upstream.pool import HttpUpstream
 
 __all__ = ["anthropic_endpoints", "parse_messages_request"]
 
@@ -43,7 +43,8 @@ def anthropic_endpoints(proxy: Proxy) -> list[Endpoint]:
     ``cache_control`` markers kept apart), the strategy renders its view, and the view goes to an
     Anthropic upstream as a Messages body with the client's options, tools, query
     (``?beta=true``), ``anthropic-version``, ``anthropic-beta`` and ``x-api-key`` as it sent
-    them, or translated to a Chat Completions upstream (:mod:`~contextfold.serve.translate`).
+    them, or translated to a Chat Completions upstream
+    (:mod:`~contextfold.serve.apis.chat.translate`).
     ``count_tokens`` is the upstream's own count with an Anthropic upstream, else the proxy's count.
     """
 

@@ -1,13 +1,13 @@
 """What the proxy reads of an Anthropic upstream's replies: the message, whole, and each
 event of its stream (:func:`check_message`, :func:`check_event`; see
-:mod:`~contextfold.serve.shapes`). The content blocks themselves are read (and checked) by
+:mod:`~contextfold.serve.edge.shapes`). The content blocks themselves are read (and checked) by
 :mod:`._read`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from contextfold.serve.shapes import Count, Index, Shape, check
+from contextfold.serve.edge.shapes import Count, Index, Shape, check
 
 __all__ = ["check_event", "check_message"]
 

@@ -14,7 +14,7 @@ from contextfold.serve.apis.anthropic._request import AnthropicRequest
 from contextfold.serve.apis.anthropic._shapes import check_event, check_message
 from contextfold.serve.apis.anthropic._stops import from_anthropic
 from contextfold.serve.apis.anthropic._write import write_view
-from contextfold.serve.body import NotPortable, strict_json
+from contextfold.serve.edge.body import NotPortable, strict_json
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Call, ClientRequest, Delta, HeaderFamily, Reply
 
@@ -112,7 +112,7 @@ DEFAULT_MAX_TOKENS = 8192
 
 def _translated(request: ClientRequest) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The options and tools of another API's request as a Messages body's."""
-    from contextfold.serve.translate import chat_base, chat_tools
+    from contextfold.serve.apis.chat.translate import chat_base, chat_tools
 
     chat = chat_base(request)
     body: dict[str, Any] = {"model": chat["model"]}

@@ -21,7 +21,7 @@ from contextfold.core.messages import (
     ToolMessage,
 )
 from contextfold.core.wire.layout import fill, layout_of, placed_calls
-from contextfold.serve.body import NotPortable, strict_json
+from contextfold.serve.edge.body import NotPortable, strict_json
 
 __all__ = ["API", "Written", "assistant_blocks", "tool_input", "write_view"]
 

@@ -15,10 +15,10 @@ from typing import Any
 from contextfold.core.messages import AssistantMessage, ToolCall, to_openai
 from contextfold.serve.apis.chat._read import ChatRequest
 from contextfold.serve.apis.chat._stops import to_chat
+from contextfold.serve.edge.routes import openai_error
+from contextfold.serve.edge.streaming import sse
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, Delta, Reply, Stop
-from contextfold.serve.routes import openai_error
-from contextfold.serve.streaming import sse
 
 __all__ = ["ChatStream", "ChatWriter", "chat_usage"]
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from contextfold.serve.apis.chat.wire import OPENAI_HEADERS
-from contextfold.serve.conversation import Shown, parse_conversation
+from contextfold.serve.edge.request import family_of, json_object, tool_list, upstream_headers
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import ClientRequest, HeaderFamily
-from contextfold.serve.request import family_of, json_object, tool_list, upstream_headers
+from contextfold.serve.sessions.conversation import Shown, parse_conversation
 
 __all__ = ["ChatRequest", "parse_chat"]
 

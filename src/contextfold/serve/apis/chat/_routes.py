@@ -7,12 +7,12 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from contextfold.serve.answer import answer
 from contextfold.serve.apis.chat._client import ChatWriter
 from contextfold.serve.apis.chat._read import parse_chat
-from contextfold.serve.proxy import Proxy
-from contextfold.serve.request import read_body
-from contextfold.serve.routes import Endpoint
+from contextfold.serve.edge.answer import answer
+from contextfold.serve.edge.request import read_body
+from contextfold.serve.edge.routes import Endpoint
+from contextfold.serve.sessions.proxy import Proxy
 
 __all__ = ["chat_endpoints"]
 

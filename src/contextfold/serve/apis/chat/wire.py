@@ -1,10 +1,10 @@
 """A Chat Completions upstream (vLLM, SGLang, llama.cpp server, OpenAI; the embedded model):
 the view written as its body, its replies (whole or streamed) read back.
 
-Requests of every API can go to such an upstream: a Chat Completions request's own options go
-as they came; the others' are translated (:mod:`~contextfold.serve.translate`). Streamed text and
-reasoning are passed on as they arrive; tool-call deltas are put back together and read at the end.
-"""
+Requests of every API can go to such an upstream: a Chat Completions request's own options go as
+they came; the others' are translated (:mod:`~contextfold.serve.apis.chat.translate`). Streamed text
+and reasoning are passed on as they arrive; tool-call deltas are put back together and read at the
+end."""
 
 from __future__ import annotations
 
@@ -14,11 +14,16 @@ from typing import Any
 
 from contextfold.core.errors import MessageFormatError
 from contextfold.core.messages import AssistantMessage, from_openai
+from contextfold.serve.apis.chat._replies import (
+    check_chunk,
+    check_message,
+    reply_message,
+    usage_numbers,
+)
 from contextfold.serve.apis.chat._stops import from_chat as from_chat_stop
+from contextfold.serve.apis.chat.translate import chat_base, chat_messages, chat_tools, from_chat
 from contextfold.serve.errors import UpstreamError
 from contextfold.serve.exchange import Call, Delta, HeaderFamily, Reply
-from contextfold.serve.replies import check_chunk, check_message, reply_message, usage_numbers
-from contextfold.serve.translate import chat_base, chat_messages, chat_tools, from_chat
 
 __all__ = ["OPENAI_HEADERS", "ChatReader", "ChatWire", "bearer"]
 

@@ -14,20 +14,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from contextfold.core.tokens import count_messages
-from contextfold.serve.answer import answer
 from contextfold.serve.apis.gemini._client import GeminiWriter
 from contextfold.serve.apis.gemini._media import check_for_chat
 from contextfold.serve.apis.gemini._names import bad, camelized
 from contextfold.serve.apis.gemini._read import read_contents, read_system
 from contextfold.serve.apis.gemini._request import GeminiRequest, split_tools
 from contextfold.serve.apis.gemini._wire import GEMINI_HEADERS, model_path
-from contextfold.serve.body import decode_body
-from contextfold.serve.conversation import Shown, conversation_of
-from contextfold.serve.errors import ApiError
-from contextfold.serve.events import EventStream
-from contextfold.serve.exchange import HeaderFamily
-from contextfold.serve.proxy import Proxy
-from contextfold.serve.request import (
+from contextfold.serve.edge.answer import answer
+from contextfold.serve.edge.body import decode_body
+from contextfold.serve.edge.events import EventStream
+from contextfold.serve.edge.request import (
     TOKEN_HEADER,
     TOKEN_WAYS,
     check_token,
@@ -36,8 +32,12 @@ from contextfold.serve.request import (
     read_body,
     upstream_headers,
 )
-from contextfold.serve.routes import Endpoint
-from contextfold.serve.upstream import HttpUpstream
+from contextfold.serve.edge.routes import Endpoint
+from contextfold.serve.errors import ApiError
+from contextfold.serve.exchange import HeaderFamily
+from contextfold.serve.sessions.conversation import Shown, conversation_of
+from contextfold.serve.sessions.proxy import Proxy
+from contextfold.serve.upstream.pool import HttpUpstream
 
 __all__ = [
     "gemini_endpoints",

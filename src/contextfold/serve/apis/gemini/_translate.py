@@ -1,17 +1,16 @@
 """A Gemini request's options and tools for an upstream of another API, and another API's
-for a Gemini upstream, by way of Chat Completions' (:mod:`~contextfold.serve.translate`).
+for a Gemini upstream, by way of Chat Completions' (:mod:`~contextfold.serve.apis.chat.translate`).
 
-``generationConfig`` and ``toolConfig`` map to Chat Completions' options one for one;
-function declarations are function tools (a ``parameters`` schema's upper-case OpenAPI types
-in lower case). Tools that run on Google's servers (``googleSearch``) are not given to
-another API's upstream, as :func:`~contextfold.serve.translate.chat_tools` does with others'.
-"""
+``generationConfig`` and ``toolConfig`` map to Chat Completions' options one for one; function
+declarations are function tools (a ``parameters`` schema's upper-case OpenAPI types in lower case).
+Tools that run on Google's servers (``googleSearch``) are not given to another API's upstream, as
+:func:`~contextfold.serve.apis.chat.translate.chat_tools` does with others'."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from contextfold.serve.to_chat import function_tool
+from contextfold.serve.apis.chat.to_chat import function_tool
 
 __all__ = ["chat_options", "chat_tool_of", "declarations", "gemini_options"]
 
@@ -83,7 +82,8 @@ def declarations(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def gemini_options(chat: dict[str, Any]) -> dict[str, Any]:
-    """A Chat Completions body's options (:func:`~contextfold.serve.translate.chat_base`) as
+    """A Chat Completions body's options (:func:`~contextfold.serve.apis.chat.translate.chat_base`)
+    as
     a Gemini body's ``generationConfig`` and ``toolConfig``."""
     config: dict[str, Any] = {}
     for name, key in _FROM_CHAT.items():

@@ -73,7 +73,7 @@ class GeminiWire:
             body = {k: v for k, v in request.body.items() if k not in _OWN}
             tools = [dict(t) for t in request.body.get("tools") or ()]
         else:
-            from contextfold.serve.translate import chat_base, chat_tools
+            from contextfold.serve.apis.chat.translate import chat_base, chat_tools
 
             body = gemini_options(chat_base(request))
             tools = [{"functionDeclarations": declarations(chat_tools(request))}]

@@ -23,7 +23,7 @@ from contextfold.core.messages import (
 from contextfold.core.wire.layout import fill, layout_of, placed_calls
 from contextfold.serve.apis.gemini._media import foreign_media
 from contextfold.serve.apis.gemini._read import API, MINTED
-from contextfold.serve.body import NotPortable, strict_json
+from contextfold.serve.edge.body import NotPortable, strict_json
 
 __all__ = ["SKIP_SIGNATURE", "model_parts", "write_contents"]
 

@@ -17,9 +17,9 @@ from contextfold.serve.apis.responses._errors import responses_error
 from contextfold.serve.apis.responses._request import ResponsesRequest
 from contextfold.serve.apis.responses._stops import to_responses
 from contextfold.serve.apis.responses._write import assistant_items, call_item
+from contextfold.serve.edge.streaming import sse
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import Delta, Reply, Stop
-from contextfold.serve.streaming import sse
 
 __all__ = ["ResponsesStream", "ResponsesWriter"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from contextfold.serve.edge.routes import openai_error
 from contextfold.serve.errors import OVERLOADED_CODES, ApiError, UpstreamError
-from contextfold.serve.routes import openai_error
 
 __all__ = ["responses_error"]
 

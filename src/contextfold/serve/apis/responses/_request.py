@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from contextfold.serve.apis.chat.to_chat import chat_tool_choice, common_options, function_tool
 from contextfold.serve.exchange import ClientRequest
-from contextfold.serve.to_chat import chat_tool_choice, common_options, function_tool
 
 __all__ = ["ResponsesRequest"]
 

@@ -13,24 +13,24 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from contextfold.core.messages import SystemMessage
-from contextfold.serve.answer import answer
 from contextfold.serve.apis.chat.wire import OPENAI_HEADERS
 from contextfold.serve.apis.responses._client import ResponsesWriter
 from contextfold.serve.apis.responses._read import read_input
 from contextfold.serve.apis.responses._request import ResponsesRequest
 from contextfold.serve.apis.responses._store import ResponseStore, Stored
-from contextfold.serve.conversation import Shown, conversation_of
-from contextfold.serve.errors import ApiError
-from contextfold.serve.exchange import HeaderFamily
-from contextfold.serve.proxy import Proxy
-from contextfold.serve.request import (
+from contextfold.serve.edge.answer import answer
+from contextfold.serve.edge.request import (
     family_of,
     json_object,
     read_body,
     tool_list,
     upstream_headers,
 )
-from contextfold.serve.routes import Endpoint
+from contextfold.serve.edge.routes import Endpoint
+from contextfold.serve.errors import ApiError
+from contextfold.serve.exchange import HeaderFamily
+from contextfold.serve.sessions.conversation import Shown, conversation_of
+from contextfold.serve.sessions.proxy import Proxy
 
 __all__ = ["parse_responses_request", "responses_endpoints"]
 
@@ -41,16 +41,15 @@ def responses_endpoints(proxy: Proxy) -> list[Endpoint]:
     """The Responses routes, their answers kept in memory (``--responses-memory``; the
     ``responses_kept`` gauges say how much).
 
-    A request's ``instructions`` and ``input`` (a string, or items: messages, function, custom
-    and local-shell calls and their outputs, reasoning) are read into the conversation's
-    messages (:mod:`._read`); with ``previous_response_id`` the input starts with
-    everything that response continued (:mod:`._store`), so a client that sends only
-    its new input continues its session. The view goes to a Responses upstream as a stateless
-    Responses body with the client's options and tools, or translated to a Chat Completions
-    upstream (:mod:`~contextfold.serve.translate`). ``POST /v1/responses/compact`` (Codex's remote
-    compaction) is not served: the proxy manages the context itself, and says so in a 404 the
-    client can read.
-    """
+    A request's ``instructions`` and ``input`` (a string, or items: messages, function, custom and
+    local-shell calls and their outputs, reasoning) are read into the conversation's messages
+    (:mod:`._read`); with ``previous_response_id`` the input starts with everything that response
+    continued (:mod:`._store`), so a client that sends only its new input continues its session. The
+    view goes to a Responses upstream as a stateless Responses body with the client's options and
+    tools, or translated to a Chat Completions upstream
+    (:mod:`~contextfold.serve.apis.chat.translate`). ``POST /v1/responses/compact`` (Codex's remote
+    compaction) is not served: the proxy manages the context itself, and says so in a 404 the client
+    can read."""
 
     store = ResponseStore(proxy.config.responses_memory)
 

@@ -1,13 +1,13 @@
 """What the proxy reads of an OpenAI Responses upstream's replies: the response object, whole,
 and each event of its stream (:func:`check_response`, :func:`check_event`; see
-:mod:`~contextfold.serve.shapes`). The output items themselves are read (and checked) by
+:mod:`~contextfold.serve.edge.shapes`). The output items themselves are read (and checked) by
 :mod:`._read`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from contextfold.serve.shapes import Count, Shape, check
+from contextfold.serve.edge.shapes import Count, Shape, check
 
 __all__ = ["check_event", "check_response"]
 

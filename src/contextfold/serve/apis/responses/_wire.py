@@ -64,7 +64,7 @@ class ResponsesWire:
 
 def _translated(request: ClientRequest) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The options and tools of another API's request as a stateless Responses body's."""
-    from contextfold.serve.translate import chat_base, chat_tools
+    from contextfold.serve.apis.chat.translate import chat_base, chat_tools
 
     chat = chat_base(request)
     body: dict[str, Any] = {"model": chat["model"], "store": False}

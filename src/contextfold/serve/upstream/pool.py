@@ -13,11 +13,11 @@ from typing import Any, Protocol
 
 import httpx
 
-from contextfold.serve.body import NotPortable, strict_json
 from contextfold.serve.config import redact_url
+from contextfold.serve.edge.body import NotPortable, strict_json
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Wire
-from contextfold.serve.upstream_errors import answered_error, streamed_error
+from contextfold.serve.upstream.errors import answered_error, streamed_error
 
 __all__ = ["POOL_EXHAUSTED", "ChunkStream", "HttpUpstream", "Pool", "Upstream"]
 
@@ -85,9 +85,8 @@ class Upstream(Protocol):
 
 
 class HttpUpstream:
-    """A server at ``base_url`` (``http://host:port/v1``) speaking ``wire``'s API (Chat
-    Completions unless told). Its ``name``, which every message shows, is the URL with any
-    password redacted.
+    """A server at ``base_url`` (``http://host:port/v1``) speaking ``wire``'s API. Its ``name``,
+    which every message shows, is the URL with any password redacted.
 
     It holds one pool of at most ``max_connections`` connections that every session shares
     (``--max-upstream-connections``); a call that finds them all busy waits ``pool_wait``
@@ -98,16 +97,14 @@ class HttpUpstream:
         self,
         base_url: str,
         *,
-        wire: Wire | None = None,
+        wire: Wire,
         timeout: float = 600.0,
         key: str | None = None,
         max_connections: int = 64,
         pool_wait: float = 5.0,
     ) -> None:
-        from contextfold.serve.apis.chat.wire import ChatWire
-
         self.base_url = base_url.rstrip("/")
-        self.wire: Wire = wire or ChatWire()
+        self.wire = wire
         self.name = redact_url(self.base_url)
         self._secret = httpx.URL(self.base_url).password or None
         self._key = key

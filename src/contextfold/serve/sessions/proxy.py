@@ -2,11 +2,10 @@
 and the APIs' modules).
 
 A request runs in three parts: the session is claimed, extended and its view rendered
-(:mod:`~contextfold.serve.dispatch`: the claim on the session thread, the strategy's work on a
-worker under the session's lock); the upstream calls run on the event loop (strategy tools
-answered in between, see :mod:`~contextfold.serve.rounds`); on success the turn is
-committed, on any failure (the upstream's, or a client that hung up) discarded.
-"""
+(:mod:`~contextfold.serve.sessions.dispatch`: the claim on the session thread, the strategy's work
+on a worker under the session's lock); the upstream calls run on the event loop (strategy tools
+answered in between, see :mod:`~contextfold.serve.sessions.rounds`); on success the turn is
+committed, on any failure (the upstream's, or a client that hung up) discarded."""
 
 from __future__ import annotations
 
@@ -20,19 +19,19 @@ from contextfold.core.errors import ContextFoldError
 from contextfold.core.ledger import LedgerEntry
 from contextfold.core.messages import AssistantMessage
 from contextfold.core.protocols import LedgerStore
-from contextfold.serve.bill import Ledger
 from contextfold.serve.config import ServeConfig
-from contextfold.serve.dispatch import Dispatch
+from contextfold.serve.edge.streaming import Primed
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import ClientRequest, ClientStream, ClientWriter, Reply
-from contextfold.serve.markers import Cut, Markers
-from contextfold.serve.metrics import Metrics
-from contextfold.serve.rounds import Rounds
-from contextfold.serve.sessions import SessionManager, Turn
-from contextfold.serve.shown_stream import ShownStream
-from contextfold.serve.streaming import Primed
-from contextfold.serve.upstream import POOL_EXHAUSTED, Upstream
-from contextfold.serve.worker import SessionThread, SessionWorkers
+from contextfold.serve.ledger.bill import Ledger
+from contextfold.serve.ledger.metrics import Metrics
+from contextfold.serve.sessions.dispatch import Dispatch
+from contextfold.serve.sessions.markers import Cut, Markers
+from contextfold.serve.sessions.rounds import Rounds
+from contextfold.serve.sessions.sessions import SessionManager, Turn
+from contextfold.serve.sessions.shown_stream import ShownStream
+from contextfold.serve.sessions.worker import SessionThread, SessionWorkers
+from contextfold.serve.upstream.pool import POOL_EXHAUSTED, Upstream
 
 __all__ = ["Proxy"]
 
@@ -41,7 +40,7 @@ _log = logging.getLogger(__name__)
 
 class Proxy:
     """Sessions, upstream and metrics of one running proxy; each upstream call, answered or
-    failed, is entered in its ledger as it ends (:mod:`~contextfold.serve.bill`)."""
+    failed, is entered in its ledger as it ends (:mod:`~contextfold.serve.ledger.bill`)."""
 
     def __init__(
         self,
@@ -56,7 +55,7 @@ class Proxy:
         """The strategy's marker lines, kept from every client (:mod:`.markers`)."""
         self.metrics = Metrics()
         self.ledger = Ledger(self.metrics)
-        """Every upstream call as billed, beside its direct estimate (:mod:`.bill`)."""
+        """Every upstream call as billed, beside its direct estimate (:mod:`..ledger.bill`)."""
         self.thread = SessionThread()
         self.workers = SessionWorkers()
         self.dispatch = Dispatch(self.thread, self.workers, lambda: self.manager)
@@ -115,7 +114,8 @@ class Proxy:
     # -- one request
 
     async def begin(self, request: ClientRequest) -> tuple[Turn, Rounds]:
-        """The session claimed, extended and rendered (:mod:`~contextfold.serve.dispatch`)."""
+        """The session claimed, extended and rendered
+        (:mod:`~contextfold.serve.sessions.dispatch`)."""
         turn = await self.dispatch.begin(request.conversation, request.family)
         self.metrics.add("prompt_tokens_received_total", turn.received_tokens)
         self.metrics.add("prompt_tokens_sent_total", turn.view.total_tokens)

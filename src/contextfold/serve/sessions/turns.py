@@ -22,8 +22,8 @@ from contextfold.core.messages import AssistantMessage, common_prefix
 from contextfold.core.protocols import SessionRecord, Strategy
 from contextfold.core.tokens import TokenCounter
 from contextfold.core.view import View
-from contextfold.serve.buffered import BufferedStore
-from contextfold.serve.replicas import SentCall
+from contextfold.serve.sessions.buffered import BufferedStore
+from contextfold.serve.sessions.replicas import SentCall
 
 __all__ = ["MARKS_KEPT", "Branch", "Growth", "Turn", "answer_tool", "rebuild"]
 
@@ -61,7 +61,7 @@ class Growth:
 class Branch:
     """One stored conversation branch (a session of the store) and the loop step on it: its
     :class:`~contextfold.core.driver.Driver` (the history, written through a
-    :class:`~contextfold.serve.buffered.BufferedStore`, and the strategy rendering it), the
+    :class:`~contextfold.serve.sessions.buffered.BufferedStore`, and the strategy rendering it), the
     hash chain of its steps, and how much of it is in the store; while requests use it, its
     :class:`Growth`."""
 

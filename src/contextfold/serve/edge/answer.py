@@ -3,7 +3,7 @@
 Until the reply is whole, a client that hangs up is watched for (:func:`_hang_up`): its turn
 is cancelled at once (the upstream call let go, the session freed) and nothing of it is
 stored, so its retry continues the session. A stream watches for itself
-(:class:`~contextfold.serve.events.EventStream`).
+(:class:`~contextfold.serve.edge.events.EventStream`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import anyio
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive
 
-from contextfold.serve.events import EventStream
+from contextfold.serve.edge.events import EventStream
+from contextfold.serve.edge.streaming import Primed
 from contextfold.serve.exchange import ClientRequest, ClientWriter
-from contextfold.serve.proxy import Proxy
-from contextfold.serve.streaming import Primed
+from contextfold.serve.sessions.proxy import Proxy
 
 __all__ = ["answer"]
 

@@ -1,6 +1,7 @@
 """``--upstream local``: the embedded SmolLM2-135M served in-process, so the proxy runs offline.
 Each request is fitted to a window it reads in about half a minute
-(:mod:`~contextfold.serve.local_fit`) and its reply capped (:data:`REPLY`); each reduction is
+(:mod:`~contextfold.serve.upstream.local_fit`) and its reply capped (:data:`REPLY`); each reduction
+is
 logged once and every call at INFO, so ``contextfold wrap``'s log shows what happened. Replies
 are computed whole, then streamed as one content chunk, the tool calls and a usage chunk (the
 engine's prefix-cache reuse as ``cached_tokens``)."""
@@ -18,10 +19,10 @@ from typing import Any
 from contextfold.core.errors import ContextFoldError, ModelError
 from contextfold.core.messages import from_openai, to_openai
 from contextfold.core.protocols import Completion, WindowedModel
-from contextfold.serve.apis.chat.wire import ChatWire
 from contextfold.serve.errors import ApiError, UpstreamError
-from contextfold.serve.local_fit import Fitted, fit_window
-from contextfold.serve.upstream import Pool
+from contextfold.serve.exchange import Wire
+from contextfold.serve.upstream.local_fit import Fitted, fit_window
+from contextfold.serve.upstream.pool import Pool
 
 __all__ = ["REPLY", "WINDOW", "LocalUpstream", "completion_body"]
 
@@ -63,7 +64,12 @@ class LocalUpstream:
     ``reply`` tokens."""
 
     def __init__(
-        self, make_model: Callable[[], WindowedModel], *, window: int = WINDOW, reply: int = REPLY
+        self,
+        make_model: Callable[[], WindowedModel],
+        *,
+        wire: Wire,
+        window: int = WINDOW,
+        reply: int = REPLY,
     ) -> None:
         self._make = make_model
         self._model: WindowedModel | None = None
@@ -72,7 +78,8 @@ class LocalUpstream:
         self._said: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contextfold-local")
         self._busy = 0
-        self.wire = ChatWire()
+        self.wire = wire
+        """Chat Completions' (the embedded model reads Chat messages): given by the builder."""
 
     @property
     def name(self) -> str:

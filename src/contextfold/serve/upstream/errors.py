@@ -1,7 +1,7 @@
 """The errors an upstream answers, read in any API's words: an error answer's status,
 message, type, code and retry headers (:func:`answered_error`), and an error sent as a
 stream event (:func:`streamed_error`), each an :class:`~.errors.UpstreamError` the client
-gets in its own API (:mod:`.routes`)."""
+gets in its own API (:mod:`..edge.routes`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from contextfold.serve.body import NotPortable, strict_json
+from contextfold.serve.edge.body import NotPortable, strict_json
 from contextfold.serve.errors import UpstreamError, event_status
 
 __all__ = ["answered_error", "streamed_error"]

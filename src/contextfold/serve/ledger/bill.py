@@ -17,10 +17,10 @@ from contextfold.core.caches import cache_rule, simulated_usage
 from contextfold.core.ledger import LedgerEntry
 from contextfold.core.meter import PriceTable
 from contextfold.core.tokens import TokenCounter, count_messages
-from contextfold.serve.arms import arm_of, unit_of
 from contextfold.serve.exchange import Call
-from contextfold.serve.metrics import Metrics
-from contextfold.serve.sessions import Turn
+from contextfold.serve.ledger.arms import arm_of, unit_of
+from contextfold.serve.ledger.metrics import Metrics
+from contextfold.serve.sessions.sessions import Turn
 
 __all__ = ["Ledger", "Scale", "billed_usage"]
 

@@ -12,7 +12,7 @@ from typing import Any
 from starlette.datastructures import Headers
 from starlette.requests import Request
 
-from contextfold.serve.body import decode_body
+from contextfold.serve.edge.body import decode_body
 from contextfold.serve.errors import ApiError
 from contextfold.serve.exchange import HeaderFamily
 

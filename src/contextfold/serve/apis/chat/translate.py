@@ -1,10 +1,9 @@
 """A request of any API sent to a Chat Completions upstream.
 
-The conversation is the same in every API (:mod:`.exchange`), so only the rest of a request is
-translated, as its API's request says: its options (:func:`chat_base`) and its tools
+The conversation is the same in every API (:mod:`~contextfold.serve.exchange`), so only the rest of
+a request is translated, as its API's request says: its options (:func:`chat_base`) and its tools
 (:func:`chat_tools`); the model's reply is read back into the one conversation model
-(:func:`from_chat`). So a Chat Completions server (or the embedded model) serves every API.
-"""
+(:func:`from_chat`). So a Chat Completions server (or the embedded model) serves every API."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from typing import Any
 
 from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage, to_openai
 from contextfold.serve.apis.chat.media import after_results, carried
-from contextfold.serve.body import NotPortable, strict_json
+from contextfold.serve.edge.body import NotPortable, strict_json
 from contextfold.serve.exchange import ClientRequest
 
 __all__ = ["chat_base", "chat_messages", "chat_tools", "from_chat"]

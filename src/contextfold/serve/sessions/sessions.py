@@ -21,14 +21,14 @@ from contextfold.core.protocols import (
     Strategy,
 )
 from contextfold.core.tokens import TokenCounter
-from contextfold.serve.arms import Arms, arm_of, unit_of
-from contextfold.serve.conversation import Conversation
 from contextfold.serve.errors import ApiError
-from contextfold.serve.index import SessionIndex
-from contextfold.serve.learning import IdleEnds
-from contextfold.serve.markers import Markers
-from contextfold.serve.replicas import SentCall, branch_meta, shared_steps, write_branch
-from contextfold.serve.turns import Branch, Growth, Turn, rebuild
+from contextfold.serve.ledger.arms import Arms, arm_of, unit_of
+from contextfold.serve.sessions.conversation import Conversation
+from contextfold.serve.sessions.index import SessionIndex
+from contextfold.serve.sessions.learning import IdleEnds
+from contextfold.serve.sessions.markers import Markers
+from contextfold.serve.sessions.replicas import SentCall, branch_meta, shared_steps, write_branch
+from contextfold.serve.sessions.turns import Branch, Growth, Turn, rebuild
 
 __all__ = ["Branch", "Claim", "SessionManager", "Turn"]
 
@@ -57,35 +57,36 @@ class Claim:
 class SessionManager(SessionIndex):
     """The sessions of one store and the requests in flight on them.
 
-    Threads (see :mod:`contextfold.serve.worker`): the index, the claims and every store call
-    run on the proxy's one session thread, in arrival order, each quick, so each SQLite
-    connection stays on the thread that opened it. A session's strategy work (append and
-    observe, fold, render, its tools: the loop step, :class:`~contextfold.core.driver.Driver`)
-    runs on a worker thread under the session's own lock (:meth:`extend`), so a slow fold holds
-    up only its own session's request, never another session's.
+    Threads (see :mod:`contextfold.serve.sessions.worker`): the index, the claims and every store
+    call run on the proxy's one session thread, in arrival order, each quick, so each SQLite
+    connection stays on the thread that opened it. A session's strategy work (append and observe,
+    fold, render, its tools: the loop step, :class:`~contextfold.core.driver.Driver`) runs on a
+    worker thread under the session's own lock (:meth:`extend`), so a slow fold holds up only its
+    own session's request, never another session's.
 
     Two phases: :meth:`claim` and :meth:`extend` append the new steps through a
-    :class:`~contextfold.serve.buffered.BufferedStore`; :meth:`commit` writes them when a
+    :class:`~contextfold.serve.sessions.buffered.BufferedStore`; :meth:`commit` writes them when a
     request has succeeded (the first of a growth's members; each member's calls at its own
     commit). When every member failed, nothing is written and nothing is undone yet: the
     session keeps its unwritten steps (and folds) in memory and in its buffer, the way the
     failed request left them. The next request, nearly always the client's retry, continues
     from there when its conversation holds those steps, so a failed request costs no more than
-    a good one and a retry does not fold again; a request that does not hold them first puts
-    the session back as stored, from memory (:func:`~contextfold.serve.turns.rebuild`: no store
+    a good one and a retry does not fold again; a request that does not hold them first
+    puts
+    the session back as stored, from memory (:func:`~contextfold.serve.sessions.turns.rebuild`: no
+    store
     read).
 
-    Replicas (several proxies on one :class:`~contextfold.core.protocols.SharedStore`): before
-    each request the manager polls the store's step counts and reopens the sessions other
-    replicas created or extended, so requests of one conversation may alternate between
-    replicas. Two replicas that use the same session at once race in the database: each write
-    of a turn checks the session's step count (a step its index, a call record the steps its
-    prompt held), and the loser's turn is written instead as a new branch (see
-    :mod:`~contextfold.serve.replicas`), as a busy session branches within one proxy. So a turn
-    that adds no step (a client's retry) and whose session another replica extended meanwhile
-    keeps its call in a branch holding exactly the steps the call was sent, never in the
-    moved-on session under a stale index.
-    """
+    Replicas (several proxies on one :class:`~contextfold.core.protocols.SharedStore`): before each
+    request the manager polls the store's step counts and reopens the sessions other replicas
+    created or extended, so requests of one conversation may alternate between replicas. Two
+    replicas that use the same session at once race in the database: each write of a turn checks the
+    session's step count (a step its index, a call record the steps its prompt held), and the
+    loser's turn is written instead as a new branch (see
+    :mod:`~contextfold.serve.sessions.replicas`), as a busy session branches within one proxy. So a
+    turn that adds no step (a client's retry) and whose session another replica extended meanwhile
+    keeps its call in a branch holding exactly the steps the call was sent, never in the moved-on
+    session under a stale index."""
 
     def __init__(
         self,
@@ -128,9 +129,10 @@ class SessionManager(SessionIndex):
         """The session ``conv`` continues (found, branched, or joined: an identical request
         is in flight), marked busy. On the session thread; nothing of the strategy runs.
 
-        Matching (:class:`~contextfold.serve.index.SessionIndex`): the stored session a
+        Matching (:class:`~contextfold.serve.sessions.index.SessionIndex`): the stored session a
         conversation continues, or a new branch. A request identical to one in flight (the same
-        whole conversation: a client's retry) joins it (:class:`~contextfold.serve.turns.Growth`):
+        whole conversation: a client's retry) joins it
+        (:class:`~contextfold.serve.sessions.turns.Growth`):
         it sends the same view and keeps its own calls, and the conversation is stored once.
         """
         self.sync()

@@ -1,12 +1,11 @@
 """Checking an upstream reply's shape against the fields the proxy reads of it.
 
-Each upstream API declares what the proxy reads of its replies and stream events as
-:class:`Shape` models (:mod:`~contextfold.serve.apis.anthropic._shapes`,
-:mod:`~contextfold.serve.apis.responses._shapes`; Chat Completions' in :mod:`.replies`);
-:func:`check` validates a decoded reply (or event) against one, so a value of the wrong type is a
-502 naming the upstream and the field before anything reads it. Fields the proxy does not read are
-let through as they are (``extra="allow"``).
-"""
+Each upstream API declares what the proxy reads of its replies and stream events as :class:`Shape`
+models (:mod:`~contextfold.serve.apis.anthropic._shapes`,
+:mod:`~contextfold.serve.apis.responses._shapes`; Chat Completions' in
+:mod:`~contextfold.serve.apis.chat._replies`); :func:`check` validates a decoded reply (or event)
+against one, so a value of the wrong type is a 502 naming the upstream and the field before anything
+reads it. Fields the proxy does not read are let through as they are (``extra="allow"``)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from contextfold.core.messages import AssistantMessage, ToolCall
 from contextfold.serve.exchange import ClientStream, Delta, Stop
-from contextfold.serve.markers import ROUNDS_APART, MarkerFilter, Markers
+from contextfold.serve.sessions.markers import ROUNDS_APART, MarkerFilter, Markers
 
 __all__ = ["ShownStream"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from contextfold.serve.errors import UpstreamError
 from contextfold.serve.exchange import Delta, Reader
-from contextfold.serve.upstream import ChunkStream
+from contextfold.serve.upstream.pool import ChunkStream
 
 __all__ = ["Primed", "sse"]
 

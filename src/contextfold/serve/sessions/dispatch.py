@@ -1,4 +1,5 @@
-"""One request's session work, each part on its thread (see :mod:`contextfold.serve.worker`).
+"""One request's session work, each part on its thread (see
+:mod:`contextfold.serve.sessions.worker`).
 
 The claim runs on the session thread; the leader's extension (append, observe, fold, render)
 on a worker under the session's lock, and a member that joined an identical request waits
@@ -16,10 +17,10 @@ from concurrent.futures import Future
 from typing import Any
 
 from contextfold.core.messages import ToolCall
-from contextfold.serve.conversation import Conversation
-from contextfold.serve.sessions import Claim, SessionManager
-from contextfold.serve.turns import Branch, Growth, Turn, answer_tool
-from contextfold.serve.worker import SessionThread, SessionWorkers
+from contextfold.serve.sessions.conversation import Conversation
+from contextfold.serve.sessions.sessions import Claim, SessionManager
+from contextfold.serve.sessions.turns import Branch, Growth, Turn, answer_tool
+from contextfold.serve.sessions.worker import SessionThread, SessionWorkers
 
 __all__ = ["Dispatch"]
 

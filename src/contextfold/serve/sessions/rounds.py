@@ -13,8 +13,8 @@ from typing import Any
 from contextfold.core.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from contextfold.core.view import Provenance
 from contextfold.serve.exchange import Call, ClientRequest, Stop, add_usage
-from contextfold.serve.markers import Cut, Markers, joined
-from contextfold.serve.sessions import Turn
+from contextfold.serve.sessions.markers import Cut, Markers, joined
+from contextfold.serve.sessions.sessions import Turn
 
 __all__ = ["Rounds"]
 

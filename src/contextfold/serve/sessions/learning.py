@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from contextfold.core.protocols import Learning
 
 if TYPE_CHECKING:
-    from contextfold.serve.turns import Branch
+    from contextfold.serve.sessions.turns import Branch
 
 __all__ = ["IdleEnds"]
 

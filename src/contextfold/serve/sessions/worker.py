@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
-from contextfold.serve.turns import Branch
+from contextfold.serve.sessions.turns import Branch
 
 __all__ = ["SessionThread", "SessionWorkers"]
 

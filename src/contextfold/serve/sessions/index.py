@@ -16,13 +16,13 @@ from contextfold.core.history import History
 from contextfold.core.messages import AssistantMessage, Message
 from contextfold.core.protocols import SessionRecord, SharedStore, Store, Strategy
 from contextfold.core.tokens import TokenCounter
-from contextfold.serve.arms import Arms
-from contextfold.serve.buffered import BufferedStore
-from contextfold.serve.conversation import Conversation, chain_hashes
-from contextfold.serve.learning import IdleEnds
-from contextfold.serve.markers import Markers, reply_key
-from contextfold.serve.replicas import branch_meta
-from contextfold.serve.turns import Branch
+from contextfold.serve.ledger.arms import Arms
+from contextfold.serve.sessions.buffered import BufferedStore
+from contextfold.serve.sessions.conversation import Conversation, chain_hashes
+from contextfold.serve.sessions.learning import IdleEnds
+from contextfold.serve.sessions.markers import Markers, reply_key
+from contextfold.serve.sessions.replicas import branch_meta
+from contextfold.serve.sessions.turns import Branch
 
 __all__ = ["SessionIndex"]
 
@@ -31,17 +31,17 @@ class SessionIndex:
     """The sessions of one store, indexed by the hash chain of their histories.
 
     Matching: the request's conversation is hashed as a chain
-    (:mod:`~contextfold.serve.conversation`); the longest prefix of it that some stored session
-    holds wins. A session whose whole history is that prefix, and that no other request is
-    using, is continued; otherwise (the stored session went on differently, or it is busy) a
-    new branch starts with a copy of the shared steps. So two conversations that open
-    identically share at most their common prefix and part as soon as they differ; a client
-    that rewrites its history gets a branch; nothing stored is ever altered.
+    (:mod:`~contextfold.serve.sessions.conversation`); the longest prefix of it that some stored
+    session holds wins. A session whose whole history is that prefix, and that no other request is
+    using, is continued; otherwise (the stored session went on differently, or it is busy) a new
+    branch starts with a copy of the shared steps. So two conversations that open identically share
+    at most their common prefix and part as soon as they differ; a client that rewrites its history
+    gets a branch; nothing stored is ever altered.
 
     Replicas (several proxies on one :class:`~contextfold.core.protocols.SharedStore`): before
     each request the index polls the store's step counts (:meth:`sync`) and reopens the sessions
     other replicas created or extended, so requests of one conversation may alternate between
-    replicas (the races: :class:`~contextfold.serve.sessions.SessionManager`).
+    replicas (the races: :class:`~contextfold.serve.sessions.sessions.SessionManager`).
 
     Everything here runs on the proxy's session thread (the store's connection is its own).
     """
@@ -66,7 +66,7 @@ class SessionIndex:
         """The strategy's marker lines: cut from replies, hashed without (:mod:`.markers`)."""
         self.make_strategy = make_strategy
         self.arms = arms or Arms(make_strategy, make_strategy)
-        """Each session's strategy is its arm's (``serve --control``: :mod:`.arms`)."""
+        """Each session's strategy is its arm's (``serve --control``: :mod:`..ledger.arms`)."""
         self.counter = counter
         self.sessions: dict[str, Branch] = {}
         self._index: dict[str, list[tuple[str, int]]] = {}
