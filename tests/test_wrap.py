@@ -7,7 +7,6 @@ serve the CLI's API, a store that cannot be opened). The CLIs' own runs are in
 
 from __future__ import annotations
 
-import json
 import signal
 import tomllib
 from pathlib import Path
@@ -19,7 +18,6 @@ from contextfold.cli import app
 from contextfold.serve.ledger.metrics import Metrics
 from contextfold.wrap import CLIS, Pointing
 from contextfold.wrap.child import exit_status
-from contextfold.wrap.clis import GEMINI_DEFAULTS
 from contextfold.wrap.proxy import parse_metrics, summary
 from tests._clis import cli
 
@@ -134,19 +132,26 @@ def test_the_exit_status_is_a_shells() -> None:
     assert exit_status(-signal.SIGTERM) == 143 and exit_status(-signal.SIGINT) == 130
 
 
-def test_gemini_cli_is_pointed_by_its_variables_keeping_the_users_headers() -> None:
-    """Headless Gemini CLI also needs an auth method and a trusted folder: its system
-    defaults choose the API key, and the folder is trusted, unless the user set either."""
-    launch = CLIS["gemini"].point(TO, {"GEMINI_CLI_CUSTOM_HEADERS": "X-Team: a,"})
+def test_gemini_cli_is_pointed_by_its_variables_keeping_the_users_headers(
+    tmp_path: Path,
+) -> None:
+    """Headless Gemini CLI also needs a trusted folder (set unless the user set it) and an auth
+    method chosen in its settings, which wrap does not write: it says what to add."""
+    home = {"HOME": str(tmp_path)}
+    launch = CLIS["gemini"].point(TO, {"GEMINI_CLI_CUSTOM_HEADERS": "X-Team: a,", **home})
     assert launch.options == []
     assert launch.env == {
         "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:4321",
         "GEMINI_CLI_CUSTOM_HEADERS": "X-Team: a, X-Contextfold-Token: tok",
-        "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(GEMINI_DEFAULTS),
         "GEMINI_CLI_TRUST_WORKSPACE": "true",
     }
-    defaults = json.loads(GEMINI_DEFAULTS.read_text())
-    assert defaults == {"security": {"auth": {"selectedType": "gemini-api-key"}}}
-    mine = {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": "/etc/g.json", "GEMINI_CLI_TRUST_WORKSPACE": "false"}
+    settings = tmp_path / ".gemini" / "settings.json"
+    assert launch.note is not None and str(settings) in launch.note
+    assert '"selectedType": "gemini-api-key"' in launch.note
+    settings.parent.mkdir()
+    settings.write_text('{"security": {"auth": {"selectedType": "gemini-api-key"}}}')
+    mine = {"GEMINI_CLI_TRUST_WORKSPACE": "false", **home}
     bare = CLIS["gemini"].point(Pointing("http://h:1", None), mine)
-    assert bare.env == {"GOOGLE_GEMINI_BASE_URL": "http://h:1"}
+    assert bare.env == {"GOOGLE_GEMINI_BASE_URL": "http://h:1"} and bare.note is None
+    settings.write_text('{"security": "odd"}')
+    assert CLIS["gemini"].point(TO, home).note is not None

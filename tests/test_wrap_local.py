@@ -1,11 +1,12 @@
 """``contextfold wrap --upstream local claude|codex|gemini``: each pinned CLI, sealed off and
 offline, gets an answer from the embedded model through wrap (slow, but whole), and wrap.log
 says what each call read and how long it took, and what was left out to fit the model's
-window (once). Gemini CLI runs with an empty settings file: wrap chooses its auth method and
-trusts the folder."""
+window (once). Gemini CLI's settings choose API-key auth and turn folder trust on: wrap trusts
+the folder it runs in."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -61,12 +62,14 @@ def test_codex_gets_an_answer_from_the_embedded_model(tmp_path: Path) -> None:
 
 
 @pytest.mark.npm("gemini")
-def test_gemini_cli_gets_an_answer_with_no_settings_of_its_own(tmp_path: Path) -> None:
+def test_gemini_cli_gets_an_answer_in_a_folder_wrap_trusts(tmp_path: Path) -> None:
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
     with Tripwire() as wire:
         env = wrap_env(gemini_env(home, wire, "http://127.0.0.1:9", "k"), "gemini")
-        (home / ".gemini" / "settings.json").write_text("{}")  # no auth chosen, trust on
+        settings = {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": True}}
+        (home / ".gemini" / "settings.json").write_text(json.dumps({"security": settings}))
         run = _wrap(work, env, "gemini", "-p", ASK)
-    assert "Invalid auth method" not in run.stderr
+    assert "Invalid auth method" not in run.stderr and "trusted directory" not in run.stderr
+    assert "no auth method chosen" not in run.stderr
     assert _answered(run, home).strip()

@@ -13,8 +13,12 @@ from pathlib import Path
 __all__ = ["CLIS", "AgentCli", "Launch", "Pointing"]
 
 TOKEN_HEADER = "X-Contextfold-Token"
-GEMINI_DEFAULTS = Path(__file__).with_name("gemini_defaults.json")
-"""Gemini CLI's system defaults under wrap: API-key auth (the one a base URL works with)."""
+GEMINI_AUTH = (
+    "contextfold wrap: Gemini CLI has no auth method chosen, and run headless with a base URL "
+    "it stops at 'Invalid auth method selected.'; choose the API key in "
+    '{path}: {{"security": {{"auth": {{"selectedType": "gemini-api-key"}}}}}}'
+)
+"""Said before Gemini CLI runs when its settings choose no auth method (wrap writes none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +37,8 @@ class Launch:
 
     options: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    note: str | None = None
+    """A line to say before the CLI runs (what it needs that wrap does not set)."""
 
 
 Pointer = Callable[[Pointing, Mapping[str, str]], Launch]
@@ -99,16 +105,34 @@ def _codex(to: Pointing, env: Mapping[str, str]) -> Launch:
 def _gemini(to: Pointing, env: Mapping[str, str]) -> Launch:
     """Gemini CLI reads its base URL and extra headers from the environment; the headers the
     user already sends (``GEMINI_CLI_CUSTOM_HEADERS``, ``Name: value`` pairs split by commas)
-    are kept. Headless, it runs only with an auth method chosen in its settings and in a
-    folder it trusts: unless the user set them, its system defaults (the lowest settings,
-    which the user's own override) choose the API key (``GEMINI_API_KEY``, sent to the base
-    URL), and ``GEMINI_CLI_TRUST_WORKSPACE`` trusts the folder wrap was started in."""
+    are kept. Headless, it runs only in a folder it trusts (``GEMINI_CLI_TRUST_WORKSPACE``: the
+    folder wrap was started in, unless the user set it) and with an auth method chosen in its
+    settings, which wrap does not write: it says so when none is chosen."""
     pointed = _by_variables(to, env, "GOOGLE_GEMINI_BASE_URL", "GEMINI_CLI_CUSTOM_HEADERS", ", ")
-    needs = {
-        "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(GEMINI_DEFAULTS),
-        "GEMINI_CLI_TRUST_WORKSPACE": "true",
-    }
-    return Launch(env=pointed.env | {k: v for k, v in needs.items() if k not in env})
+    trust = {} if "GEMINI_CLI_TRUST_WORKSPACE" in env else {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
+    settings = _gemini_settings(env)
+    note = None if _auth_chosen(settings) else GEMINI_AUTH.format(path=settings)
+    return Launch(env=pointed.env | trust, note=note)
+
+
+def _gemini_settings(env: Mapping[str, str]) -> Path:
+    """Gemini CLI's user settings file (under ``GEMINI_CLI_HOME`` or the home folder)."""
+    home = env.get("GEMINI_CLI_HOME") or env.get("HOME") or str(Path.home())
+    return Path(home) / ".gemini" / "settings.json"
+
+
+def _auth_chosen(settings: Path) -> bool:
+    """Whether ``settings`` chooses an auth method (an unreadable file is taken to: the CLI
+    says what it cannot read)."""
+    try:
+        data = json.loads(settings.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return True
+    security = data.get("security") if isinstance(data, dict) else None
+    auth = security.get("auth") if isinstance(security, dict) else None
+    return isinstance(auth, dict) and bool(auth.get("selectedType") or auth.get("useExternal"))
 
 
 def _toml(value: object) -> str:

@@ -54,6 +54,8 @@ def run_wrapped(
                 before = parse_metrics(proxy.metrics())
                 launch = agent.point(Pointing(proxy.root, proxy.token), os.environ)
                 say(f"contextfold wrap: {agent.title} through {proxy.describe()}")
+                if launch.note is not None:
+                    say(launch.note)
                 try:
                     status = signals.run(
                         [argv[0], *launch.options, *argv[1:]], {**os.environ, **launch.env}
