@@ -4,26 +4,20 @@ modules and the named surface (:data:`~contextfold.serve.apis.SURFACE`)."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
 from contextfold.serve.apis import APIS, SURFACE
+from tests._imports import imports
 
 SERVE = Path(__file__).resolve().parents[1] / "src" / "contextfold" / "serve"
 ROOT_OF_COMPOSITION = {"__init__.py", "app.py", "build.py", "runner.py"}
 
 
 def _imports(path: Path) -> set[str]:
-    """Every module ``path`` imports from contextfold.serve (at any depth of the file)."""
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            out.add(node.module)
-        elif isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-    return {m for m in out if m.startswith("contextfold.serve")}
+    """What ``path`` imports from contextfold.serve."""
+    return {m for m in imports(path) if m.startswith("contextfold.serve")}
 
 
 def _shared() -> list[Path]:

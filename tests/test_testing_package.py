@@ -4,10 +4,10 @@ code), so the proxy and the library ship no test server in their import graph.""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import contextfold.testing
+from tests._imports import imports
 
 SRC = Path(contextfold.testing.__file__).resolve().parents[1]
 
@@ -19,23 +19,13 @@ def test_all_names_exist_and_nothing_else_is_public() -> None:
     assert public - {"annotations", "postgres", "upstreams"} == set(contextfold.testing.__all__)
 
 
-def _imports(path: Path) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return found
-
-
 def test_no_module_outside_testing_imports_it() -> None:
     outside = [p for p in SRC.rglob("*.py") if "testing" not in p.relative_to(SRC).parts]
     importers = [
         str(p.relative_to(SRC))
         for p in outside
         if any(
-            m == "contextfold.testing" or m.startswith("contextfold.testing.") for m in _imports(p)
+            m == "contextfold.testing" or m.startswith("contextfold.testing.") for m in imports(p)
         )
     ]
     assert importers == []

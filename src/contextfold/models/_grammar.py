@@ -13,7 +13,7 @@ from typing import Any
 
 from contextfold.models._tools import ModelError, json_reply_schema, tool_name
 
-__all__ = ["Grammars"]
+__all__ = ["Grammars", "SchemaRefused"]
 
 _log = logging.getLogger(__name__)
 
@@ -21,6 +21,10 @@ _REFUSALS = (AssertionError, ValueError, KeyError, TypeError, RecursionError)
 """What llama-cpp-python's converter and grammar parser raise on a schema they cannot take."""
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
+
+
+class SchemaRefused(ModelError):
+    """llama.cpp cannot turn a reply's JSON schema into a grammar."""
 
 
 class Grammars:
@@ -37,7 +41,7 @@ class Grammars:
         try:
             return self._build(schema)
         except _REFUSALS as exc:
-            raise ModelError(
+            raise SchemaRefused(
                 f"llama.cpp cannot turn this JSON schema into a grammar ({exc!r}); "
                 "simplify the schema"
             ) from exc

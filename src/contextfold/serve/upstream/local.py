@@ -16,9 +16,10 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from contextfold.core.errors import ContextFoldError, ModelError
+from contextfold.core.errors import ContextFoldError
 from contextfold.core.messages import from_openai, to_openai
 from contextfold.core.protocols import Completion, WindowedModel
+from contextfold.models._grammar import SchemaRefused
 from contextfold.serve.errors import ApiError, UpstreamError
 from contextfold.serve.exchange import Wire
 from contextfold.serve.upstream.local_fit import Fitted, fit_window
@@ -158,7 +159,7 @@ class LocalUpstream:
         if schema is not None:
             try:
                 return model.complete(fitted.messages, max_tokens=limit, response_schema=schema)
-            except ModelError as exc:
+            except SchemaRefused as exc:  # any other failure is the call's
                 self._once("schema", f"a reply's JSON schema could not be bound ({exc}): free text")
         return model.complete(fitted.messages, fitted.tools, max_tokens=limit)
 
